@@ -1,0 +1,167 @@
+/* anvil: CPU SIMD micro-kernels with a JIT.  Public C API.
+ *
+ * Conventions
+ *  - Every call returns anvil_status_t; anvil_success is 0.  On any error the
+ *    call writes nothing to its outputs (C, packed buffers, handles).
+ *  - Matrices are row-major, as in oneDNN's dnnl_sgemm: with transa == 'N',
+ *    A is M x K with element (i, k) at A[i * lda + k]; with 'T' the caller
+ *    passes A^T (K x M) with element (i, k) at A[k * lda + i].  Same for B
+ *    (K x N) and C (M x N, always 'N').
+ *  - Sizes are int64_t; negative sizes are errors, zero sizes are valid.
+ */
+#ifndef ANVIL_ANVIL_H
+#define ANVIL_ANVIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define ANVIL_API
+#else
+#define ANVIL_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ANVIL_VERSION_MAJOR 0
+#define ANVIL_VERSION_MINOR 1
+#define ANVIL_VERSION_PATCH 0
+
+typedef enum anvil_status {
+    anvil_success = 0,
+    anvil_null_pointer = 1,        /* a required pointer is NULL */
+    anvil_invalid_argument = 2,    /* bad trans/offset char, bad enum, ... */
+    anvil_bad_size = 3,            /* negative size */
+    anvil_bad_leading_dim = 4,     /* lda/ldb/ldc smaller than required */
+    anvil_size_overflow = 5,       /* a size or byte-count product overflows */
+    anvil_unsupported = 6,         /* valid request this build/CPU cannot serve */
+    anvil_out_of_memory = 7,       /* allocation failed or exceeds the memory cap */
+    anvil_jit_error = 8,           /* code generation or executable mapping failed */
+    anvil_invalid_handle = 9,      /* NULL or destroyed handle */
+    anvil_runtime_error = 10,      /* unexpected internal failure */
+    anvil_bad_packed_buffer = 11   /* packed buffer missing or not from this plan */
+} anvil_status_t;
+
+/* Human-readable description of a status; never NULL. */
+ANVIL_API const char *anvil_status_str(anvil_status_t status);
+
+/* Library version as "major.minor.patch". */
+ANVIL_API const char *anvil_version(void);
+
+/* ------------------------------------------------------------------ ISA */
+
+/* ISA tiers, ordered: each includes the ones before it.  anvil_set_max_isa
+ * (or ANVIL_MAX_ISA=<name> in the environment) caps what anvil uses; a cap
+ * above what the CPU has is reduced to what it has. */
+typedef enum anvil_isa {
+    anvil_isa_scalar = 0,
+    anvil_isa_avx2 = 1,             /* AVX2 + FMA (+ AVX-VNNI when present) */
+    anvil_isa_avx512_core = 2,      /* AVX-512 F/BW/DQ/VL */
+    anvil_isa_avx512_core_vnni = 3,
+    anvil_isa_avx512_core_bf16 = 4,
+    anvil_isa_amx = 5               /* AMX tile + bf16 + int8 */
+} anvil_isa_t;
+
+/* Caps the ISA.  Must be called before the first compute call; afterwards it
+ * returns anvil_unsupported and changes nothing. */
+ANVIL_API anvil_status_t anvil_set_max_isa(anvil_isa_t isa);
+/* Highest tier anvil will use (after the cap and what the CPU has). */
+ANVIL_API anvil_isa_t anvil_get_effective_isa(void);
+/* Highest tier the CPU has. */
+ANVIL_API anvil_isa_t anvil_get_detected_isa(void);
+/* "scalar", "avx2", "avx512_core", ... (NULL for an unknown value). */
+ANVIL_API const char *anvil_isa_name(anvil_isa_t isa);
+
+/* ------------------------------------------------------------ threading */
+
+/* A caller-provided parallel-for: run body(body_ctx, i) for every i in
+ * [0, n), possibly concurrently, and return only when all have finished.
+ * The callback may be invoked from several application threads at once. */
+typedef void (*anvil_parallel_body_fn)(void *body_ctx, int64_t i);
+typedef void (*anvil_parallel_for_fn)(void *pool_ctx, int64_t n,
+                                      anvil_parallel_body_fn body,
+                                      void *body_ctx);
+
+/* Installs a thread pool used by every later call (NULL fn restores the
+ * default OpenMP/internal pool).  num_threads is how many workers the pool
+ * runs (>= 1); anvil splits work for that many. */
+ANVIL_API anvil_status_t anvil_set_threadpool(anvil_parallel_for_fn fn,
+                                              void *pool_ctx,
+                                              int num_threads);
+/* Threads used by the default pool (>= 1).  Results are bitwise identical
+ * for any thread count. */
+ANVIL_API anvil_status_t anvil_set_num_threads(int num_threads);
+ANVIL_API int anvil_get_num_threads(void);
+
+/* --------------------------------------------------------- kernel cache */
+
+typedef struct anvil_cache_stats {
+    int64_t hits;
+    int64_t misses;          /* == kernels generated */
+    int64_t evictions;
+    int64_t size;            /* kernels currently cached */
+    int64_t capacity;
+    double generation_seconds; /* total time spent generating code */
+} anvil_cache_stats_t;
+
+/* Bounds the JIT kernel cache (LRU); capacity >= 1.  Also settable with
+ * ANVIL_KERNEL_CACHE_CAPACITY. */
+ANVIL_API anvil_status_t anvil_set_kernel_cache_capacity(int64_t capacity);
+ANVIL_API anvil_status_t anvil_get_kernel_cache_stats(anvil_cache_stats_t *stats);
+/* Drops every cached kernel not in use (counters are kept). */
+ANVIL_API anvil_status_t anvil_clear_kernel_cache(void);
+
+/* ----------------------------------------------------------- fp32 GEMM */
+
+/* C = alpha * op(A) * op(B) + beta * C with exactly dnnl_sgemm's semantics.
+ * beta == 0 never reads C (NaN in C does not propagate). */
+ANVIL_API anvil_status_t anvil_sgemm(char transa, char transb, int64_t M,
+                                     int64_t N, int64_t K, float alpha,
+                                     const float *A, int64_t lda,
+                                     const float *B, int64_t ldb, float beta,
+                                     float *C, int64_t ldc);
+
+/* Planned GEMM for a shape called repeatedly with the same B (weights).
+ *   create -> packed_b_size -> pack_b (once) -> execute (many times, from
+ *   many threads at once) -> destroy.
+ * The packed buffer is plain bytes: the caller may keep it, share it between
+ * threads or map it from a file; it is valid for plans with the same shape,
+ * transposes and effective ISA (pack_b records a small header to check it). */
+typedef struct anvil_gemm_plan *anvil_gemm_plan_t;
+
+ANVIL_API anvil_status_t anvil_gemm_plan_create(anvil_gemm_plan_t *plan,
+                                                char transa, char transb,
+                                                int64_t M, int64_t N,
+                                                int64_t K, int64_t lda,
+                                                int64_t ldb, int64_t ldc);
+ANVIL_API anvil_status_t anvil_gemm_plan_packed_b_size(anvil_gemm_plan_t plan,
+                                                       size_t *bytes);
+/* Packs B into a caller-owned buffer of packed_b_size bytes (any alignment
+ * is accepted; 64-byte alignment is fastest). */
+ANVIL_API anvil_status_t anvil_gemm_plan_pack_b(anvil_gemm_plan_t plan,
+                                                const float *B, void *packed_b);
+/* Packs B into a buffer owned by the plan; execute with packed_b == NULL
+ * uses it. */
+ANVIL_API anvil_status_t anvil_gemm_plan_pack_b_owned(anvil_gemm_plan_t plan,
+                                                      const float *B);
+ANVIL_API anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan,
+                                                 float alpha, const float *A,
+                                                 const void *packed_b,
+                                                 float beta, float *C);
+ANVIL_API anvil_status_t anvil_gemm_plan_destroy(anvil_gemm_plan_t plan);
+
+/* Describes, without running it, what anvil would do for this sgemm shape
+ * (kernel names, blocking, threads, packed sizes) into buf (NUL-terminated,
+ * truncated to size).  *needed (if non-NULL) receives the full length + 1. */
+ANVIL_API anvil_status_t anvil_explain_sgemm(char transa, char transb,
+                                             int64_t M, int64_t N, int64_t K,
+                                             char *buf, size_t size,
+                                             size_t *needed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ANVIL_ANVIL_H */

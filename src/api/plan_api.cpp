@@ -1,0 +1,174 @@
+// The planned GEMM handle: create -> pack B once -> execute many times.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "anvil/anvil.h"
+#include "api/validate.h"
+#include "common/verbose.h"
+#include "gemm/backend.h"
+#include "gemm/driver.h"
+#include "gemm/pack.h"
+#include "threading/parallel.h"
+
+// Packed buffers start with this header so a buffer made for another plan
+// (shape, transposes, panel width or ISA) is refused instead of misread.
+struct packed_header {
+    char magic[8];     // "ANVILPB1"
+    int64_t N, K;
+    int32_t nr, tier;
+    int64_t data_bytes;
+    uint8_t pad[24];   // data starts 64 bytes in
+};
+static_assert(sizeof(packed_header) == 64, "header is one cache line");
+
+struct anvil_gemm_plan {
+    uint64_t magic = kMagic;
+    bool ta = false, tb = false;
+    int64_t M = 0, N = 0, K = 0, lda = 0, ldb = 0, ldc = 0;
+    const anvil::gemm::backend *be = nullptr;
+    size_t packed_bytes = 0;
+    void *owned = nullptr;  // library-owned packed B (pack_b_owned)
+    static constexpr uint64_t kMagic = 0x414e56494c504c4eull;
+};
+
+namespace {
+
+using anvil::gemm::backend;
+
+bool valid(anvil_gemm_plan_t p) { return p && p->magic == anvil_gemm_plan::kMagic; }
+
+void fill_header(const anvil_gemm_plan &p, packed_header *h) {
+    std::memset(h, 0, sizeof(*h));
+    std::memcpy(h->magic, "ANVILPB1", 8);
+    h->N = p.N;
+    h->K = p.K;
+    h->nr = p.be->nr();
+    h->tier = int32_t(p.be->tier());
+    h->data_bytes = int64_t(p.packed_bytes - sizeof(packed_header));
+}
+
+bool header_matches(const anvil_gemm_plan &p, const void *buf) {
+    packed_header want, have;
+    fill_header(p, &want);
+    std::memcpy(&have, buf, sizeof(have));
+    return std::memcmp(&want, &have, sizeof(want)) == 0;
+}
+
+anvil_status_t pack_into(anvil_gemm_plan_t p, const float *B, void *dst) {
+    fill_header(*p, static_cast<packed_header *>(dst));
+    float *data = reinterpret_cast<float *>(static_cast<char *>(dst) + sizeof(packed_header));
+    const int nr = p->be->nr();
+    const int64_t panels = (p->N + nr - 1) / nr;
+    anvil::threading::parallel_for(panels, [&](int64_t q) {
+        anvil::gemm::pack_b_panel_range(B, p->ldb, p->tb, 0, p->K, 0, p->N, nr, q, q + 1, data);
+    });
+    return anvil_success;
+}
+
+}  // namespace
+
+extern "C" {
+
+anvil_status_t anvil_gemm_plan_create(anvil_gemm_plan_t *plan, char transa, char transb,
+                                      int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+                                      int64_t ldc) {
+    using namespace anvil;
+    if (!plan) return anvil_null_pointer;
+    bool ta = false, tb = false;
+    anvil_status_t st =
+        api::check_gemm_shape(transa, transb, M, N, K, lda, ldb, ldc, 4, 4, 4, &ta, &tb);
+    if (st != anvil_success) return st;
+    const gemm::backend &be = gemm::select_backend();
+    // Packed size: ceil(N / nr) * nr * K floats + header, overflow-checked.
+    int64_t cols, floats, bytes;
+    const int64_t nr = be.nr();
+    if (!api::mul_ok((N + nr - 1) / nr, nr, &cols) || !api::mul_ok(cols, K, &floats) ||
+        !api::mul_ok(floats, 4, &bytes) || bytes > INT64_MAX - 64)
+        return anvil_size_overflow;
+    auto *p = new (std::nothrow) anvil_gemm_plan();
+    if (!p) return anvil_out_of_memory;
+    p->ta = ta;
+    p->tb = tb;
+    p->M = M;
+    p->N = N;
+    p->K = K;
+    p->lda = lda;
+    p->ldb = ldb;
+    p->ldc = ldc;
+    p->be = &be;
+    p->packed_bytes = size_t(bytes) + sizeof(packed_header);
+    *plan = p;
+    return anvil_success;
+}
+
+anvil_status_t anvil_gemm_plan_packed_b_size(anvil_gemm_plan_t plan, size_t *bytes) {
+    if (!valid(plan)) return anvil_invalid_handle;
+    if (!bytes) return anvil_null_pointer;
+    *bytes = plan->packed_bytes;
+    return anvil_success;
+}
+
+anvil_status_t anvil_gemm_plan_pack_b(anvil_gemm_plan_t plan, const float *B, void *packed_b) {
+    if (!valid(plan)) return anvil_invalid_handle;
+    if (!packed_b || (!B && plan->N > 0 && plan->K > 0)) return anvil_null_pointer;
+    return pack_into(plan, B, packed_b);
+}
+
+anvil_status_t anvil_gemm_plan_pack_b_owned(anvil_gemm_plan_t plan, const float *B) {
+    if (!valid(plan)) return anvil_invalid_handle;
+    if (!B && plan->N > 0 && plan->K > 0) return anvil_null_pointer;
+    void *buf = std::aligned_alloc(64, (plan->packed_bytes + 63) / 64 * 64);
+    if (!buf) return anvil_out_of_memory;
+    pack_into(plan, B, buf);
+    std::free(plan->owned);
+    plan->owned = buf;
+    return anvil_success;
+}
+
+anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan, float alpha, const float *A,
+                                       const void *packed_b, float beta, float *C) {
+    using namespace anvil;
+    if (!valid(plan)) return anvil_invalid_handle;
+    const void *pb = packed_b ? packed_b : plan->owned;
+    if (!pb) return anvil_bad_packed_buffer;
+    if (plan->M > 0 && plan->N > 0 && !C) return anvil_null_pointer;
+    if (plan->M > 0 && plan->N > 0 && plan->K > 0 && alpha != 0.0f && !A)
+        return anvil_null_pointer;
+    if (!header_matches(*plan, pb)) return anvil_bad_packed_buffer;
+    gemm::sgemm_problem p;
+    p.transa = plan->ta;
+    p.transb = plan->tb;
+    p.M = plan->M;
+    p.N = plan->N;
+    p.K = plan->K;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.A = A;
+    p.lda = plan->lda;
+    p.packed_b = reinterpret_cast<const float *>(static_cast<const char *>(pb) + sizeof(packed_header));
+    p.ldb = plan->ldb;
+    p.C = C;
+    p.ldc = plan->ldc;
+    const int vl = verbose::level();
+    const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
+    anvil_status_t st = gemm::run_sgemm(*plan->be, p);
+    if (vl >= 2)
+        verbose::emit("exec,op=gemm_plan,dt=f32,trans=" + std::string(1, plan->ta ? 'T' : 'N') +
+                      std::string(1, plan->tb ? 'T' : 'N') + ",shape=" + std::to_string(p.M) +
+                      "x" + std::to_string(p.N) + "x" + std::to_string(p.K) +
+                      ",backend=" + plan->be->name() + ",status=" + anvil_status_str(st) +
+                      ",time_us=" + std::to_string((verbose::now_seconds() - t0) * 1e6));
+    return st;
+}
+
+anvil_status_t anvil_gemm_plan_destroy(anvil_gemm_plan_t plan) {
+    if (!plan) return anvil_success;
+    if (!valid(plan)) return anvil_invalid_handle;
+    std::free(plan->owned);
+    plan->magic = 0;
+    delete plan;
+    return anvil_success;
+}
+
+}  // extern "C"

@@ -1,0 +1,53 @@
+#include "api/validate.h"
+
+#include <algorithm>
+
+namespace anvil::api {
+
+bool parse_trans(char c, bool *transposed) {
+    if (c == 'N' || c == 'n') {
+        *transposed = false;
+        return true;
+    }
+    if (c == 'T' || c == 't') {
+        *transposed = true;
+        return true;
+    }
+    return false;
+}
+
+bool mul_ok(int64_t a, int64_t b, int64_t *out) {
+    if (a < 0 || b < 0) return false;
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+anvil_status_t check_matrix(int64_t rows, int64_t cols, int64_t ld, int64_t elem_size) {
+    if (ld < std::max<int64_t>(1, cols)) return anvil_bad_leading_dim;
+    if (rows == 0 || cols == 0) return anvil_success;
+    // Highest element offset: (rows - 1) * ld + cols, in bytes.
+    int64_t off, end, bytes;
+    if (!mul_ok(rows - 1, ld, &off) || __builtin_add_overflow(off, cols, &end) ||
+        !mul_ok(end, elem_size, &bytes))
+        return anvil_size_overflow;
+    return anvil_success;
+}
+
+anvil_status_t check_gemm_shape(char transa, char transb, int64_t M, int64_t N, int64_t K,
+                                int64_t lda, int64_t ldb, int64_t ldc, int64_t elem_a,
+                                int64_t elem_b, int64_t elem_c, bool *ta, bool *tb) {
+    if (!parse_trans(transa, ta) || !parse_trans(transb, tb)) return anvil_invalid_argument;
+    if (M < 0 || N < 0 || K < 0) return anvil_bad_size;
+    // Stored shapes (row-major): op(A) is M x K, so A is M x K or K x M.
+    anvil_status_t st;
+    if ((st = check_matrix(*ta ? K : M, *ta ? M : K, lda, elem_a)) != anvil_success) return st;
+    if ((st = check_matrix(*tb ? N : K, *tb ? K : N, ldb, elem_b)) != anvil_success) return st;
+    if ((st = check_matrix(M, N, ldc, elem_c)) != anvil_success) return st;
+    // Work and packed sizes (M*N*K is counted in flops by tools).
+    int64_t mn, nk, mk;
+    if (!mul_ok(M, N, &mn) || !mul_ok(N, K, &nk) || !mul_ok(M, K, &mk)) return anvil_size_overflow;
+    int64_t tmp;
+    if (!mul_ok(nk + 64 * K, 4, &tmp)) return anvil_size_overflow;
+    return anvil_success;
+}
+
+}  // namespace anvil::api

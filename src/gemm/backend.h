@@ -1,0 +1,42 @@
+// A backend supplies micro-kernels of the ukernel contract for one ISA tier
+// (JIT AVX-512, Highway, scalar).  The driver asks it for the register block
+// (mr x nr) and for one kernel per tile kind.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "anvil/anvil.h"
+#include "gemm/ukernel.h"
+
+namespace anvil::gemm {
+
+// A callable kernel plus whatever keeps its code alive.
+struct ukernel_ref {
+    ukernel_fn fn = nullptr;
+    std::shared_ptr<const void> keep_alive;
+    std::string name;
+};
+
+class backend {
+public:
+    virtual ~backend() = default;
+    virtual const char *name() const = 0;   // e.g. "jit:avx512_core", "hwy:AVX2", "scalar"
+    virtual anvil_isa_t tier() const = 0;
+    virtual int mr() const = 0;              // max rows per kernel call
+    virtual int nr() const = 0;              // packed panel width (multiple of the lane count)
+    // Kernel for a tile; 1 <= desc.m <= mr(), 1 <= desc.n <= nr().
+    virtual anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const = 0;
+};
+
+// The backend for the current effective ISA (scalar < avx2 (Highway) <
+// avx512_core (JIT)).  Never null.
+const backend &select_backend();
+// A specific one, for tests and anvil-info; null when this CPU/build lacks it.
+const backend *backend_for_tier(anvil_isa_t tier);
+
+// Implemented by each tier (defined in jit/, fallback/, ref/).
+const backend *jit_avx512_backend();   // null when not built (non-x86) or CPU lacks AVX-512
+const backend *highway_backend();      // best Highway target allowed by the ISA cap
+const backend *scalar_backend();
+
+}  // namespace anvil::gemm

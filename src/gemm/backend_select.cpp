@@ -1,0 +1,33 @@
+// Picks the backend for the effective ISA: JIT from avx512_core up, Highway
+// for avx2 (and any non-x86 CPU), scalar when capped to scalar.
+#include "cpu/isa.h"
+#include "gemm/backend.h"
+
+namespace anvil::gemm {
+
+const backend *backend_for_tier(anvil_isa_t tier) {
+    switch (tier) {
+        case anvil_isa_amx:
+        case anvil_isa_avx512_core_bf16:
+        case anvil_isa_avx512_core_vnni:
+        case anvil_isa_avx512_core:
+            return jit_avx512_backend();
+        case anvil_isa_avx2:
+            return highway_backend();
+        case anvil_isa_scalar:
+            return scalar_backend();
+    }
+    return nullptr;
+}
+
+const backend &select_backend() {
+    const anvil_isa_t t = cpu::effective_tier();
+    if (t >= anvil_isa_avx512_core)
+        if (const backend *b = jit_avx512_backend()) return *b;
+    if (t >= anvil_isa_avx2 || !cpu::info().detected)
+        if (t != anvil_isa_scalar)
+            if (const backend *b = highway_backend()) return *b;
+    return *scalar_backend();
+}
+
+}  // namespace anvil::gemm

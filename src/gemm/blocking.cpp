@@ -1,0 +1,65 @@
+#include "gemm/blocking.h"
+
+#include <algorithm>
+
+#include "cpu/isa.h"
+
+namespace anvil::gemm {
+namespace {
+
+int64_t round_down(int64_t x, int64_t m) { return std::max(m, x / m * m); }
+
+// Rows up to which A is read in place (the batch-1 inference case and small
+// GEMMs): every row tile then streams its rows of A straight from the
+// caller's buffer and no copy is made.
+constexpr int64_t kSmallM = 16;
+
+// B no larger than this (bytes) is read in place when it is not transposed:
+// it stays in L1/L2 across the row tiles, so a copy would only add time.
+constexpr int64_t kDirectBBytes = 64 * 1024;
+
+}  // namespace
+
+blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
+                         int64_t K, bool b_prepacked) {
+    (void)transa;
+    const cpu::cache_sizes &cs = cpu::info().caches;
+    blocking b;
+    b.mr = be.mr();
+    b.nr = be.nr();
+    const int64_t fsz = sizeof(float);
+
+    // KC: the kc x nr micro-panel of B is reused by every row tile of the
+    // mc block, so it must stay in L1 beside the streaming A panel
+    // (mr x kc) and the C tile: give it about half of L1d (BLIS, Low et al.).
+    b.kc = std::clamp<int64_t>(round_down(cs.l1d / 2 / (b.nr * fsz), 16), 64, 1024);
+    // MC: the mc x kc block of A is reused across all nc/nr panels, so it
+    // lives in L2; half of L2 leaves room for the B panels passing through.
+    b.mc = std::clamp<int64_t>(round_down(cs.l2 / 2 / (b.kc * fsz), b.mr), b.mr, 4096);
+    // NC: the kc x nc block of packed B is shared by all threads and
+    // revisited for every mc block: half of the L3 share.
+    b.nc = std::clamp<int64_t>(round_down(cs.l3 / 2 / (b.kc * fsz), b.nr), b.nr, 1 << 20);
+
+    b.pack_a = M > kSmallM;
+    b.balanced_rows = !b.pack_a;
+    if (!b.pack_a) b.mc = M;  // one row block, tiles balanced within it
+
+    b.pack_b = !b_prepacked && (transb || K * N * fsz > kDirectBBytes);
+
+    // One row tile and nothing to reuse B for: do not split K at all, so C
+    // is read and written once (M = 1..mr, weights streamed once).
+    const int64_t row_tiles = (M + b.mr - 1) / b.mr;
+    if (row_tiles <= 1 && !b.pack_b) b.kc = std::max<int64_t>(K, 1);
+    if (b.kc > K) b.kc = std::max<int64_t>(K, 1);
+    if (b.nc > N) b.nc = std::max<int64_t>(N, 1);
+    return b;
+}
+
+std::string describe(const blocking &b) {
+    return "mr=" + std::to_string(b.mr) + " nr=" + std::to_string(b.nr) +
+           " kc=" + std::to_string(b.kc) + " mc=" + std::to_string(b.mc) +
+           " nc=" + std::to_string(b.nc) + " pack_a=" + (b.pack_a ? "yes" : "no") +
+           " pack_b=" + (b.pack_b ? "yes" : "no");
+}
+
+}  // namespace anvil::gemm

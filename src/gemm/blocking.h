@@ -1,0 +1,28 @@
+// Cache blocking for the BLIS-style fp32 driver.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "gemm/backend.h"
+
+namespace anvil::gemm {
+
+struct blocking {
+    int mr = 0, nr = 0;  // register block of the backend
+    int64_t kc = 0;      // depth of one pass over C (B micro-panel kc x nr lives in L1)
+    int64_t mc = 0;      // rows of A packed at once (mc x kc lives in L2)
+    int64_t nc = 0;      // columns of B packed at once (kc x nc lives in L3)
+    bool pack_a = false; // copy A into mr-row panels (else read it in place)
+    bool pack_b = false; // copy B into nr-wide panels (else read it in place)
+    bool balanced_rows = false;  // split M into near-equal row tiles (unpacked A)
+};
+
+// The blocking for one problem.  Depends only on the shape, transposes,
+// backend and cache sizes, never on the thread count, so results are
+// bitwise identical for any number of threads.
+blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
+                         int64_t K, bool b_prepacked);
+
+std::string describe(const blocking &b);
+
+}  // namespace anvil::gemm

@@ -1,0 +1,283 @@
+#include "gemm/driver.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "gemm/pack.h"
+#include "threading/parallel.h"
+
+namespace anvil::gemm {
+namespace {
+
+// A 64-byte aligned scratch buffer that only grows; one per thread, so the
+// caller's pool threads and OpenMP workers never share one.
+class scratch {
+public:
+    ~scratch() { std::free(p_); }
+    float *get(int64_t floats) {
+        if (floats > cap_) {
+            std::free(p_);
+            p_ = nullptr;
+            cap_ = 0;
+            const size_t bytes = (size_t(floats) * sizeof(float) + 63) / 64 * 64;
+            p_ = static_cast<float *>(std::aligned_alloc(64, bytes));
+            if (p_) cap_ = floats;
+        }
+        return p_;
+    }
+
+private:
+    float *p_ = nullptr;
+    int64_t cap_ = 0;
+};
+
+thread_local scratch t_a_scratch;
+thread_local scratch t_b_scratch;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The kernels one call needs, fetched (and JIT-generated) up front.
+class kernel_table {
+public:
+    kernel_table(const backend &be, a_access acc, bool alpha_one)
+        : be_(be), acc_(acc), alpha_one_(alpha_one) {}
+
+    anvil_status_t add(int64_t m, int64_t n, beta_kind bk) {
+        if (find(m, n, bk)) return anvil_success;
+        ukernel_desc d{};
+        d.tier = uint8_t(be_.tier());
+        d.m = uint8_t(m);
+        d.n = uint8_t(n);
+        d.a = acc_;
+        d.beta = bk;
+        d.alpha_one = alpha_one_ ? 1 : 0;
+        entry e{int(m), int(n), bk, {}};
+        anvil_status_t st = be_.get(d, &e.ref);
+        if (st != anvil_success) return st;
+        entries_.push_back(std::move(e));
+        return anvil_success;
+    }
+    ukernel_fn find(int64_t m, int64_t n, beta_kind bk) const {
+        for (const entry &e : entries_)
+            if (e.m == m && e.n == n && e.bk == bk) return e.ref.fn;
+        return nullptr;
+    }
+
+private:
+    struct entry {
+        int m, n;
+        beta_kind bk;
+        ukernel_ref ref;
+    };
+    const backend &be_;
+    a_access acc_;
+    bool alpha_one_;
+    std::vector<entry> entries_;
+};
+
+// Row tiles of one row block: either mr-high panels (packed A; the last may
+// be short) or near-equal tiles (A in place: M = 16 runs as 8 + 8 rather
+// than 12 + 4, which keeps both tiles' FMA-to-load ratio up).
+struct row_tiles {
+    int64_t count = 0, base = 0, rem = 0;  // balanced: first rem tiles get base+1 rows
+    bool balanced = false;
+    int64_t mr = 0, rows = 0;
+    int64_t start(int64_t t) const {
+        return balanced ? t * base + std::min(t, rem) : t * mr;
+    }
+    int64_t height(int64_t t) const {
+        return balanced ? base + (t < rem ? 1 : 0) : std::min(mr, rows - t * mr);
+    }
+};
+
+row_tiles make_row_tiles(int64_t rows, int64_t mr, bool balanced) {
+    row_tiles r;
+    r.count = ceil_div(rows, mr);
+    r.balanced = balanced;
+    r.mr = mr;
+    r.rows = rows;
+    if (balanced) {
+        r.base = rows / r.count;
+        r.rem = rows % r.count;
+    }
+    return r;
+}
+
+}  // namespace
+
+void scale_c(const sgemm_problem &p) {
+    threading::parallel_for(p.M, [&](int64_t i) {
+        float *c = p.C + i * p.ldc;
+        if (p.beta == 0.0f)
+            std::memset(c, 0, size_t(p.N) * sizeof(float));
+        else if (p.beta != 1.0f)
+            for (int64_t j = 0; j < p.N; ++j) c[j] *= p.beta;
+    });
+}
+
+anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
+    if (p.M == 0 || p.N == 0) return anvil_success;
+    if (p.K == 0 || p.alpha == 0.0f) {
+        scale_c(p);
+        return anvil_success;
+    }
+    const bool prepacked = p.packed_b != nullptr;
+    const blocking blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, prepacked);
+    const int64_t mr = blk.mr, nr = blk.nr;
+
+    // A's addressing inside the kernels.
+    const a_access acc = blk.pack_a ? a_access::k_strided
+                                    : (p.transa ? a_access::k_strided : a_access::row_major);
+
+    // Every kernel the call needs: row heights x {full, tail} panel width x
+    // {caller's beta on the first K block, beta = 1 on later ones}.
+    kernel_table kernels(be, acc, p.alpha == 1.0f);
+    {
+        std::vector<int64_t> heights;
+        if (blk.pack_a) {
+            heights.push_back(std::min<int64_t>(mr, p.M));
+            if (p.M > mr && p.M % mr) heights.push_back(p.M % mr);
+            // The last mc block's last panel can also be short.
+            const int64_t last_rows = p.M - (p.M - 1) / blk.mc * blk.mc;
+            if (last_rows % mr) heights.push_back(last_rows % mr);
+        } else {
+            row_tiles rt = make_row_tiles(p.M, mr, true);
+            heights.push_back(rt.height(0));
+            heights.push_back(rt.height(rt.count - 1));
+        }
+        std::vector<int64_t> widths;
+        widths.push_back(std::min<int64_t>(nr, p.N));
+        // Tails: the last panel of the whole N and of each nc block.
+        if (p.N % nr) widths.push_back(p.N % nr);
+        const int64_t last_nc = p.N - (p.N - 1) / blk.nc * blk.nc;
+        if (last_nc % nr) widths.push_back(last_nc % nr);
+        if (blk.nc % nr) widths.push_back(blk.nc % nr);
+        std::vector<beta_kind> betas{classify_beta(p.beta)};
+        if (p.K > blk.kc) betas.push_back(beta_kind::one);
+        for (int64_t h : heights)
+            for (int64_t w : widths)
+                for (beta_kind bk : betas) {
+                    anvil_status_t st = kernels.add(h, w, bk);
+                    if (st != anvil_success) return st;
+                }
+    }
+
+    // Scratch for packed B (the caller's thread; workers only read it).
+    float *bbuf = nullptr;
+    if (blk.pack_b) {
+        bbuf = t_b_scratch.get(blk.kc * ceil_div(blk.nc, nr) * nr);
+        if (!bbuf) return anvil_out_of_memory;
+    }
+    const int nthr = threading::num_threads();
+    // Reserve every worker's A scratch before C is touched (with OpenMP's
+    // static schedule each thread takes one index).  A caller's pool may map
+    // tasks to threads differently; a worker whose buffer still cannot be
+    // had then reports out_of_memory, the one case where C may be partly
+    // written (documented in docs/guarantees.md).
+    std::atomic<bool> a_ok{true};
+    if (blk.pack_a) {
+        threading::parallel_for(nthr, [&](int64_t) {
+            if (!t_a_scratch.get(blk.mc * blk.kc)) a_ok = false;
+        });
+        if (!a_ok) return anvil_out_of_memory;
+    }
+
+    const int64_t row_blocks = ceil_div(p.M, blk.mc);
+    for (int64_t jc = 0; jc < p.N; jc += blk.nc) {
+        const int64_t ncur = std::min(blk.nc, p.N - jc);
+        const int64_t panels = ceil_div(ncur, nr);
+        for (int64_t pc = 0; pc < p.K; pc += blk.kc) {
+            const int64_t kcur = std::min(blk.kc, p.K - pc);
+            const float beta = pc == 0 ? p.beta : 1.0f;
+            const beta_kind bk = pc == 0 ? classify_beta(p.beta) : beta_kind::one;
+
+            if (blk.pack_b) {
+                // Pack this kc x nc block of B, split by panels across threads.
+                const int64_t chunks = std::min<int64_t>(panels, nthr);
+                threading::parallel_for(chunks, [&](int64_t c) {
+                    pack_b_panel_range(p.B, p.ldb, p.transb, pc, kcur, jc, ncur, int(nr),
+                                       panels * c / chunks, panels * (c + 1) / chunks, bbuf);
+                });
+            }
+            auto b_panel = [&](int64_t q, int64_t *b_ld) -> const float * {
+                if (prepacked) {
+                    *b_ld = nr;
+                    return p.packed_b + ((jc / nr) + q) * p.K * nr + pc * nr;
+                }
+                if (blk.pack_b) {
+                    *b_ld = nr;
+                    return bbuf + q * kcur * nr;
+                }
+                *b_ld = p.ldb;
+                return p.B + pc * p.ldb + jc + q * nr;
+            };
+
+            // Tasks: row blocks x groups of panels; enough groups to give
+            // every thread work (which thread runs a tile never changes its
+            // arithmetic, so any split gives the same bits).
+            const int64_t groups =
+                std::min<int64_t>(panels, std::max<int64_t>(1, ceil_div(4 * nthr, row_blocks)));
+            threading::parallel_for(row_blocks * groups, [&](int64_t t) {
+                const int64_t rb = t / groups, g = t % groups;
+                const int64_t i0 = rb * blk.mc;
+                const int64_t mcur = std::min(blk.mc, p.M - i0);
+                const int64_t q0 = panels * g / groups, q1 = panels * (g + 1) / groups;
+                const row_tiles rt = make_row_tiles(mcur, mr, blk.balanced_rows);
+
+                const float *abase;
+                int64_t a_rs, a_cs, a_tile_stride;  // a_tile_stride: per row of tile start
+                if (blk.pack_a) {
+                    float *abuf = t_a_scratch.get(blk.mc * blk.kc);
+                    if (!abuf) {
+                        a_ok = false;
+                        return;
+                    }
+                    pack_a_panels(p.A, p.lda, p.transa, i0, mcur, pc, kcur, int(mr), abuf);
+                    abase = abuf;
+                    a_rs = 1;
+                    a_cs = mr;
+                    a_tile_stride = kcur;  // panel r at abuf + r*kc*mr = start(r)*kc
+                } else if (p.transa) {
+                    abase = p.A + pc * p.lda + i0;
+                    a_rs = 1;
+                    a_cs = p.lda;
+                    a_tile_stride = 1;
+                } else {
+                    abase = p.A + i0 * p.lda + pc;
+                    a_rs = p.lda;
+                    a_cs = 1;
+                    a_tile_stride = p.lda;
+                }
+
+                ukernel_args args;
+                args.a_rs = a_rs;
+                args.a_cs = a_cs;
+                args.ldc = p.ldc;
+                args.k = kcur;
+                args.alpha = p.alpha;
+                args.beta = beta;
+                for (int64_t q = q0; q < q1; ++q) {
+                    const int64_t j0 = jc + q * nr;
+                    const int64_t w = std::min<int64_t>(nr, jc + ncur - j0);
+                    args.b = b_panel(q, &args.b_ld);
+                    args.n = w;
+                    for (int64_t r = 0; r < rt.count; ++r) {
+                        const int64_t rs = rt.start(r), h = rt.height(r);
+                        args.a = abase + rs * a_tile_stride;
+                        args.c = p.C + (i0 + rs) * p.ldc + j0;
+                        args.m = h;
+                        kernels.find(h, w, bk)(&args);
+                    }
+                }
+            });
+        }
+    }
+    return a_ok ? anvil_success : anvil_out_of_memory;
+}
+
+}  // namespace anvil::gemm

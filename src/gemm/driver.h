@@ -1,0 +1,34 @@
+// The fp32 GEMM driver: BLIS-style loops around the backend's micro-kernels.
+#pragma once
+#include <cstdint>
+
+#include "anvil/anvil.h"
+#include "gemm/backend.h"
+#include "gemm/blocking.h"
+
+namespace anvil::gemm {
+
+// One validated problem, row-major (see anvil.h).  packed_b, when set, holds
+// B as full-depth panels of be.nr() columns: panel p at packed_b + p*K*nr,
+// B(k, p*nr + j) at panel[k*nr + j] (see pack_b_panels with k0 = 0, kc = K).
+struct sgemm_problem {
+    bool transa = false, transb = false;
+    int64_t M = 0, N = 0, K = 0;
+    float alpha = 1, beta = 0;
+    const float *A = nullptr;
+    int64_t lda = 0;
+    const float *B = nullptr;
+    int64_t ldb = 0;
+    const float *packed_b = nullptr;
+    float *C = nullptr;
+    int64_t ldc = 0;
+};
+
+// Runs the problem.  Fetches every kernel and buffer it needs before it
+// writes C, so a failure (JIT, memory) leaves C untouched.
+anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p);
+
+// C = beta * C (0 when beta == 0, without reading C): alpha == 0 or K == 0.
+void scale_c(const sgemm_problem &p);
+
+}  // namespace anvil::gemm

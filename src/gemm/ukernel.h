@@ -1,0 +1,75 @@
+// The one micro-kernel contract shared by the JIT, Highway and scalar
+// backends.  The driver cannot tell them apart: it fills ukernel_args and
+// calls a ukernel_fn.  JIT kernels read the fields by offsetof and are
+// specialised on (m, n, a_access, beta_kind, alpha == 1); generic kernels
+// read m, n, alpha and beta from the struct.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace anvil::gemm {
+
+// One call computes an m x n tile of C (1 <= m <= MR, 1 <= n <= NR):
+//   C(i,j) = alpha * sum_{k<K} A(i,k) * B(k,j) + beta * C(i,j)
+// where
+//   A(i,k) = a[i * a_rs + k * a_cs]      (elements; one of a_rs/a_cs is 1)
+//   B(k,j) = b[k * b_ld + j]             (a packed panel, b_ld = its width,
+//                                          or the caller's B read in place);
+//                                          nothing past column n-1 is read
+//   C(i,j) = c[i * ldc + j]
+// beta == 0 means C is never read (NaN/Inf in C do not propagate), and
+// K == 0 gives C = beta * C (or 0 when beta == 0).
+// Arithmetic, fixed so that every backend gives the same bits for a tile:
+//   acc = 0; for k in 0..K-1: acc = fma(A(i,k), B(k,j), acc)   (increasing k,
+//         one accumulator per (i,j))
+//   t   = alpha * acc            (skipped when alpha == 1: same value)
+//   C   = t                      if beta == 0
+//   C   = t + C                  if beta == 1
+//   C   = fma(beta, C, t)        otherwise
+struct ukernel_args {
+    const float *a;
+    const float *b;
+    float *c;
+    int64_t a_rs;
+    int64_t a_cs;
+    int64_t ldc;
+    int64_t k;
+    int64_t b_ld;
+    int64_t m;   // rows of this tile    (generic kernels; JIT kernels are
+    int64_t n;   // columns of this tile  specialised on m and n and ignore them)
+    float alpha;
+    float beta;
+};
+
+using ukernel_fn = void (*)(const ukernel_args *);
+
+// How A is walked: which stride is 1.  The JIT specialises on it because
+// the addressing differs (displacements vs. row pointers).
+enum class a_access : uint8_t {
+    k_strided = 0,  // a_rs == 1: A(.,k) is contiguous (packed A panels, transa='T')
+    row_major = 1,  // a_cs == 1: A(i,.) is contiguous (transa='N', unpacked)
+};
+
+enum class beta_kind : uint8_t { zero = 0, one = 1, general = 2 };
+
+inline beta_kind classify_beta(float beta) {
+    if (beta == 0.0f) return beta_kind::zero;
+    if (beta == 1.0f) return beta_kind::one;
+    return beta_kind::general;
+}
+
+// What a kernel is specialised on.  POD, hashed bytewise by the cache, so
+// every byte (padding included) is set by the constructor.
+struct ukernel_desc {
+    uint8_t tier;      // anvil_isa_t the kernel was made for
+    uint8_t m;         // rows (1..MR)
+    uint8_t n;         // columns (1..nr of the backend)
+    uint8_t flags;     // 0; reserved
+    a_access a;
+    beta_kind beta;
+    uint8_t alpha_one; // 1 when alpha == 1 is known (skips the multiply)
+    uint8_t reserved;  // 0; post-op chain id in later versions
+};
+static_assert(sizeof(ukernel_desc) == 8, "ukernel_desc must stay 8 packed bytes");
+
+}  // namespace anvil::gemm
