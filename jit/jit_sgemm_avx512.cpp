@@ -1,0 +1,198 @@
+#include "jit/jit_sgemm_avx512.h"
+
+#include <cstddef>
+
+namespace anvil::jit {
+
+using namespace Xbyak;
+using gemm::a_access;
+using gemm::beta_kind;
+using gemm::ukernel_args;
+
+std::string jit_sgemm_avx512::kernel_name(const gemm::ukernel_desc &d) {
+    static const char *betas[] = {"b0", "b1", "bx"};
+    return "anvil_sgemm_avx512_m" + std::to_string(d.m) + "n" + std::to_string(d.n) +
+           (d.a == a_access::row_major ? "_arow" : "_acol") + "_" + betas[int(d.beta)] +
+           (d.alpha_one ? "" : "_alpha");
+}
+
+jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
+    : jit_generator(32 * 1024),
+      d_(d),
+      m_(d.m),
+      n_(d.n),
+      nv_((d.n + kLanes - 1) / kLanes),
+      row_major_(d.a == a_access::row_major) {
+    // Broadcast registers rotate so consecutive rows' broadcasts are
+    // independent; whatever the accumulators and B vectors leave, up to 4.
+    n_bcast_ = std::min(4, 32 - m_ * nv_ - nv_);
+    const bool need_rbx = row_major_ && m_ > 10;
+    if (need_rbx)
+        preamble({rbx});
+    else
+        preamble({});
+    load_args();
+    zero_accumulators();
+    k_loop();
+    store_c();
+    postamble();
+}
+
+Address jit_sgemm_avx512::a_addr(int i, int u) {
+    if (!row_major_) {
+        // A(i, k+u) = a + u*a_cs + i: column u of the panel, row i.
+        const int disp = i * 4;
+        switch (u) {
+            case 0: return ptr[reg_a + disp];
+            case 1: return ptr[reg_a + reg_astr + disp];
+            case 2: return ptr[reg_a + reg_astr * 2 + disp];
+            default: return ptr[reg_a + reg_astr3 + disp];
+        }
+    }
+    // A(i, k+u) = row_base(i) + (i % 5) * a_rs + u: rows in groups of five
+    // off three base registers, since x86 scales only reach 1, 2, 4 (and
+    // reg_astr3 gives 3).
+    const Reg64 base = i < 5 ? reg_a : (i < 10 ? reg_a5 : reg_a10);
+    const int disp = u * 4;
+    switch (i % 5) {
+        case 0: return ptr[base + disp];
+        case 1: return ptr[base + reg_astr + disp];
+        case 2: return ptr[base + reg_astr * 2 + disp];
+        case 3: return ptr[base + reg_astr3 + disp];
+        default: return ptr[base + reg_astr * 4 + disp];
+    }
+}
+
+Address jit_sgemm_avx512::b_addr(int u, int j) {
+    const int disp = j * kLanes * 4;
+    switch (u) {
+        case 0: return ptr[reg_b + disp];
+        case 1: return ptr[reg_b + reg_bld + disp];
+        case 2: return ptr[reg_b + reg_bld * 2 + disp];
+        default: return ptr[reg_b + reg_bld3 + disp];
+    }
+}
+
+void jit_sgemm_avx512::load_args() {
+    // Opmask for the last, partial vector of a row: loads of B and C and
+    // stores of C never touch columns >= n.
+    if (n_ % kLanes != 0) {
+        mov(eax, (1u << (n_ % kLanes)) - 1);
+        kmovw(k1, eax);
+    }
+    mov(reg_b, ptr[reg_args + offsetof(ukernel_args, b)]);
+    mov(reg_bld, ptr[reg_args + offsetof(ukernel_args, b_ld)]);
+    shl(reg_bld, 2);
+    lea(reg_bld3, ptr[reg_bld + reg_bld * 2]);
+    mov(reg_a, ptr[reg_args + offsetof(ukernel_args, a)]);
+    mov(reg_astr, ptr[reg_args + (row_major_ ? offsetof(ukernel_args, a_rs)
+                                             : offsetof(ukernel_args, a_cs))]);
+    shl(reg_astr, 2);
+    lea(reg_astr3, ptr[reg_astr + reg_astr * 2]);
+    if (row_major_ && m_ > 5) {
+        lea(reg_a5, ptr[reg_a + reg_astr * 4]);
+        add(reg_a5, reg_astr);
+        if (m_ > 10) {
+            lea(reg_a10, ptr[reg_a5 + reg_astr * 4]);
+            add(reg_a10, reg_astr);
+        }
+    }
+    mov(reg_k, ptr[reg_args + offsetof(ukernel_args, k)]);
+}
+
+void jit_sgemm_avx512::zero_accumulators() {
+    for (int i = 0; i < m_; ++i)
+        for (int j = 0; j < nv_; ++j) vpxord(acc(i, j), acc(i, j), acc(i, j));
+}
+
+// One k: load the B row's vectors, then for each row broadcast A(i,k) and
+// FMA into the row's accumulators (register broadcast: the embedded {1to16}
+// memory form is 8-19% slower on Zen 5).
+void jit_sgemm_avx512::k_step(int u) {
+    for (int j = 0; j < nv_; ++j) {
+        if (tail_vec(j))
+            vmovups(b_vec(j) | k1 | T_z, b_addr(u, j));
+        else
+            vmovups(b_vec(j), b_addr(u, j));
+    }
+    for (int i = 0; i < m_; ++i) {
+        vbroadcastss(bcast(i), a_addr(i, u));
+        for (int j = 0; j < nv_; ++j) vfmadd231ps(acc(i, j), b_vec(j), bcast(i));
+    }
+}
+
+void jit_sgemm_avx512::advance(int steps) {
+    if (steps == kUnrollK)
+        lea(reg_b, ptr[reg_b + reg_bld * 4]);
+    else
+        add(reg_b, reg_bld);
+    if (!row_major_) {
+        if (steps == kUnrollK)
+            lea(reg_a, ptr[reg_a + reg_astr * 4]);
+        else
+            add(reg_a, reg_astr);
+        return;
+    }
+    add(reg_a, steps * 4);
+    if (m_ > 5) add(reg_a5, steps * 4);
+    if (m_ > 10) add(reg_a10, steps * 4);
+}
+
+void jit_sgemm_avx512::k_loop() {
+    Label loop4, tail, loop1, done;
+    cmp(reg_k, kUnrollK);
+    jl(tail, T_NEAR);
+    L(loop4);
+    for (int u = 0; u < kUnrollK; ++u) k_step(u);
+    advance(kUnrollK);
+    sub(reg_k, kUnrollK);
+    cmp(reg_k, kUnrollK);
+    jge(loop4, T_NEAR);
+    L(tail);
+    test(reg_k, reg_k);
+    jz(done, T_NEAR);
+    L(loop1);
+    k_step(0);
+    advance(1);
+    dec(reg_k);
+    jnz(loop1, T_NEAR);
+    L(done);
+}
+
+// C = alpha*acc (+ C | + beta*C), per the contract's rounding order.
+void jit_sgemm_avx512::store_c() {
+    const Reg64 reg_c = reg_a5, reg_ldc = reg_astr;  // free once the K loop is done
+    // The top three registers are B vectors or broadcasts during the loop
+    // (m * nv <= 24 accumulators sit below them), free now.
+    const Zmm z_alpha = Zmm(31), z_beta = Zmm(30), z_c = Zmm(29);
+    mov(reg_c, ptr[reg_args + offsetof(ukernel_args, c)]);
+    mov(reg_ldc, ptr[reg_args + offsetof(ukernel_args, ldc)]);
+    shl(reg_ldc, 2);
+    if (!d_.alpha_one) vbroadcastss(z_alpha, ptr[reg_args + offsetof(ukernel_args, alpha)]);
+    if (d_.beta == beta_kind::general)
+        vbroadcastss(z_beta, ptr[reg_args + offsetof(ukernel_args, beta)]);
+    for (int i = 0; i < m_; ++i) {
+        for (int j = 0; j < nv_; ++j) {
+            const Address c = ptr[reg_c + j * kLanes * 4];
+            const Zmm a = acc(i, j);
+            if (!d_.alpha_one) vmulps(a, a, z_alpha);
+            if (d_.beta != beta_kind::zero) {
+                if (tail_vec(j))
+                    vmovups(z_c | k1 | T_z, c);
+                else
+                    vmovups(z_c, c);
+                if (d_.beta == beta_kind::one)
+                    vaddps(a, a, z_c);
+                else
+                    vfmadd231ps(a, z_c, z_beta);  // a = C*beta + a, one rounding
+            }
+            if (tail_vec(j))
+                vmovups(c | k1, a);
+            else
+                vmovups(c, a);
+        }
+        if (i + 1 < m_) add(reg_c, reg_ldc);
+    }
+}
+
+}  // namespace anvil::jit

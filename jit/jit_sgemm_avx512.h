@@ -1,0 +1,55 @@
+// AVX-512 fp32 GEMM micro-kernel generator (the ukernel contract of
+// src/gemm/ukernel.h), specialised on m, n, A addressing, beta and alpha==1.
+#pragma once
+#include "gemm/ukernel.h"
+#include "jit/jit_generator.h"
+
+namespace anvil::jit {
+
+class jit_sgemm_avx512 : public jit_generator {
+public:
+    static constexpr int kMaxM = 12;   // rows: 12 x 2 accumulators + 2 B + broadcasts = 32 zmm
+    static constexpr int kMaxN = 32;   // columns: 2 zmm of 16 lanes
+    static constexpr int kLanes = 16;
+    static constexpr int kUnrollK = 4;
+
+    explicit jit_sgemm_avx512(const gemm::ukernel_desc &d);
+    static std::string kernel_name(const gemm::ukernel_desc &d);
+
+private:
+    // Register map.
+    Xbyak::Zmm acc(int i, int j) const { return Xbyak::Zmm(i * nv_ + j); }
+    Xbyak::Zmm b_vec(int j) const { return Xbyak::Zmm(31 - j); }
+    Xbyak::Zmm bcast(int i) const { return Xbyak::Zmm(31 - nv_ - (i % n_bcast_)); }
+    bool tail_vec(int j) const { return j == nv_ - 1 && n_ % kLanes != 0; }
+
+    // Addresses of A(i, k + u) and of vector j of B(k + u, .).
+    Xbyak::Address a_addr(int i, int u);
+    Xbyak::Address b_addr(int u, int j);
+
+    // Emit steps.
+    void load_args();
+    void zero_accumulators();
+    void k_step(int u);
+    void advance(int steps);
+    void k_loop();
+    void store_c();
+
+    gemm::ukernel_desc d_;
+    int m_, n_, nv_, n_bcast_;
+    bool row_major_;
+
+    // GPR map (System V: the args pointer arrives in rdi).
+    const Xbyak::Reg64 reg_args = rdi;
+    const Xbyak::Reg64 reg_b = rsi;
+    const Xbyak::Reg64 reg_bld = rdx;    // B row stride, bytes
+    const Xbyak::Reg64 reg_bld3 = rcx;   // 3 * reg_bld
+    const Xbyak::Reg64 reg_k = r8;       // K steps left
+    const Xbyak::Reg64 reg_a = r9;       // A: k-walking pointer, or rows 0..4 base
+    const Xbyak::Reg64 reg_astr = r10;   // A stride in bytes: a_cs (k_strided) or a_rs (row_major)
+    const Xbyak::Reg64 reg_astr3 = r11;  // 3 * reg_astr
+    const Xbyak::Reg64 reg_a5 = rax;     // row_major: rows 5..9 base
+    const Xbyak::Reg64 reg_a10 = rbx;    // row_major: rows 10..11 base (callee-saved)
+};
+
+}  // namespace anvil::jit
