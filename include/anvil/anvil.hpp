@@ -1,0 +1,235 @@
+// anvil: header-only C++17 wrapper over the C API in anvil.h.
+//
+//  - Every call that fails throws anvil::error, which carries the
+//    anvil_status_t and its anvil_status_str text.  Calls ending in _nothrow
+//    (and gemm_plan's try_* members) return the status instead.
+//  - anvil::gemm_plan owns an anvil_gemm_plan_t: created in the constructor,
+//    destroyed in the destructor, movable, not copyable.
+//  - Nothing here adds state: the wrappers forward to the C functions, so
+//    mixing this header with direct C calls is fine.
+//
+// Built without exceptions (-fno-exceptions), a failing throwing call prints
+// the error to stderr and aborts.
+#ifndef ANVIL_ANVIL_HPP
+#define ANVIL_ANVIL_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "anvil/anvil.h"
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#include <stdexcept>
+#define ANVIL_HPP_HAS_EXCEPTIONS 1
+#else
+#include <cstdio>
+#include <cstdlib>
+#define ANVIL_HPP_HAS_EXCEPTIONS 0
+#endif
+
+namespace anvil {
+
+// ------------------------------------------------------------------ errors
+
+#if ANVIL_HPP_HAS_EXCEPTIONS
+class error : public std::runtime_error {
+public:
+    explicit error(anvil_status_t status, const char *where = nullptr)
+        : std::runtime_error(make_message(status, where)), status_(status) {}
+
+    anvil_status_t status() const noexcept { return status_; }
+    const char *status_str() const noexcept { return anvil_status_str(status_); }
+
+private:
+    static std::string make_message(anvil_status_t status, const char *where) {
+        std::string m;
+        if (where && *where) {
+            m += where;
+            m += ": ";
+        }
+        m += anvil_status_str(status);
+        m += " (anvil_status ";
+        m += std::to_string(static_cast<int>(status));
+        m += ")";
+        return m;
+    }
+
+    anvil_status_t status_;
+};
+#endif
+
+// Throws anvil::error(status) unless status is anvil_success.
+inline void check(anvil_status_t status, const char *where = nullptr) {
+    if (status == anvil_success) return;
+#if ANVIL_HPP_HAS_EXCEPTIONS
+    throw error(status, where);
+#else
+    std::fprintf(stderr, "anvil: %s%s%s (anvil_status %d)\n", where ? where : "",
+                 where ? ": " : "", anvil_status_str(status), static_cast<int>(status));
+    std::abort();
+#endif
+}
+
+inline const char *status_str(anvil_status_t status) noexcept { return anvil_status_str(status); }
+inline const char *version() noexcept { return anvil_version(); }
+
+// --------------------------------------------------------------------- ISA
+
+using isa = anvil_isa_t;
+
+// Must be called before the first compute call (see anvil_set_max_isa).
+inline void set_max_isa(anvil_isa_t cap) { check(anvil_set_max_isa(cap), "anvil_set_max_isa"); }
+inline anvil_status_t set_max_isa_nothrow(anvil_isa_t cap) noexcept {
+    return anvil_set_max_isa(cap);
+}
+inline anvil_isa_t effective_isa() noexcept { return anvil_get_effective_isa(); }
+inline anvil_isa_t detected_isa() noexcept { return anvil_get_detected_isa(); }
+// "scalar", "avx2", ...; nullptr for a value that is not an anvil_isa_t.
+inline const char *isa_name(anvil_isa_t i) noexcept { return anvil_isa_name(i); }
+
+// --------------------------------------------------------------- threading
+
+inline void set_num_threads(int num_threads) {
+    check(anvil_set_num_threads(num_threads), "anvil_set_num_threads");
+}
+inline int num_threads() noexcept { return anvil_get_num_threads(); }
+
+// Installs a caller-provided parallel-for (see anvil.h); fn == nullptr
+// restores the default pool.  pool_ctx must outlive its use by anvil.
+inline void set_threadpool(anvil_parallel_for_fn fn, void *pool_ctx, int num_threads) {
+    check(anvil_set_threadpool(fn, pool_ctx, num_threads), "anvil_set_threadpool");
+}
+// Back to the default (OpenMP or internal) pool.
+inline void reset_threadpool() {
+    check(anvil_set_threadpool(nullptr, nullptr, 1), "anvil_set_threadpool");
+}
+
+// ------------------------------------------------------------ kernel cache
+
+using cache_stats = anvil_cache_stats_t;
+
+inline void set_kernel_cache_capacity(std::int64_t capacity) {
+    check(anvil_set_kernel_cache_capacity(capacity), "anvil_set_kernel_cache_capacity");
+}
+inline cache_stats kernel_cache_stats() {
+    cache_stats s{};
+    check(anvil_get_kernel_cache_stats(&s), "anvil_get_kernel_cache_stats");
+    return s;
+}
+inline void clear_kernel_cache() { check(anvil_clear_kernel_cache(), "anvil_clear_kernel_cache"); }
+
+// ---------------------------------------------------------------- fp32 GEMM
+
+// C = alpha * op(A) * op(B) + beta * C, row-major, transa/transb 'N' or 'T'
+// (exactly anvil_sgemm).
+inline void sgemm(char transa, char transb, std::int64_t M, std::int64_t N, std::int64_t K,
+                  float alpha, const float *A, std::int64_t lda, const float *B, std::int64_t ldb,
+                  float beta, float *C, std::int64_t ldc) {
+    check(anvil_sgemm(transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc),
+          "anvil_sgemm");
+}
+inline anvil_status_t sgemm_nothrow(char transa, char transb, std::int64_t M, std::int64_t N,
+                                    std::int64_t K, float alpha, const float *A,
+                                    std::int64_t lda, const float *B, std::int64_t ldb,
+                                    float beta, float *C, std::int64_t ldc) noexcept {
+    return anvil_sgemm(transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// What anvil would do for this shape (kernels, blocking, threads, sizes).
+inline std::string explain_sgemm(char transa, char transb, std::int64_t M, std::int64_t N,
+                                 std::int64_t K) {
+    std::size_t needed = 0;
+    check(anvil_explain_sgemm(transa, transb, M, N, K, nullptr, 0, &needed),
+          "anvil_explain_sgemm");
+    std::string s(needed, '\0');
+    if (needed > 0) {
+        check(anvil_explain_sgemm(transa, transb, M, N, K, &s[0], s.size(), &needed),
+              "anvil_explain_sgemm");
+        s.resize(std::char_traits<char>::length(s.c_str()));
+    }
+    return s;
+}
+
+// Planned GEMM (see anvil_gemm_plan_* in anvil.h).  execute() and pack_b()
+// may run from many threads at once; pack_b_owned() must not race with
+// execute() on the same plan.
+class gemm_plan {
+public:
+    // An empty plan (no handle); only assignment, release() and the
+    // destructor are meaningful on it.
+    gemm_plan() noexcept = default;
+
+    gemm_plan(char transa, char transb, std::int64_t M, std::int64_t N, std::int64_t K,
+              std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+        check(anvil_gemm_plan_create(&plan_, transa, transb, M, N, K, lda, ldb, ldc),
+              "anvil_gemm_plan_create");
+    }
+
+    ~gemm_plan() { reset(); }
+
+    gemm_plan(const gemm_plan &) = delete;
+    gemm_plan &operator=(const gemm_plan &) = delete;
+
+    gemm_plan(gemm_plan &&other) noexcept : plan_(std::exchange(other.plan_, nullptr)) {}
+    gemm_plan &operator=(gemm_plan &&other) noexcept {
+        if (this != &other) {
+            reset();
+            plan_ = std::exchange(other.plan_, nullptr);
+        }
+        return *this;
+    }
+
+    // Bytes pack_b writes (header included).
+    std::size_t packed_b_size() const {
+        std::size_t bytes = 0;
+        check(anvil_gemm_plan_packed_b_size(plan_, &bytes), "anvil_gemm_plan_packed_b_size");
+        return bytes;
+    }
+
+    // Packs B into a caller-owned buffer of packed_b_size() bytes.
+    void pack_b(const float *B, void *packed_b) const {
+        check(anvil_gemm_plan_pack_b(plan_, B, packed_b), "anvil_gemm_plan_pack_b");
+    }
+
+    // Packs B into a buffer the plan owns; execute() without packed_b uses it.
+    void pack_b_owned(const float *B) {
+        check(anvil_gemm_plan_pack_b_owned(plan_, B), "anvil_gemm_plan_pack_b_owned");
+    }
+
+    // C = alpha * op(A) * op(B) + beta * C with B from packed_b (nullptr: the
+    // plan's own buffer from pack_b_owned).
+    void execute(float alpha, const float *A, const void *packed_b, float beta, float *C) const {
+        check(anvil_gemm_plan_execute(plan_, alpha, A, packed_b, beta, C),
+              "anvil_gemm_plan_execute");
+    }
+    // Same, with the buffer from pack_b_owned().
+    void execute(float alpha, const float *A, float beta, float *C) const {
+        execute(alpha, A, nullptr, beta, C);
+    }
+
+    anvil_status_t try_execute(float alpha, const float *A, const void *packed_b, float beta,
+                               float *C) const noexcept {
+        return anvil_gemm_plan_execute(plan_, alpha, A, packed_b, beta, C);
+    }
+
+    anvil_gemm_plan_t get() const noexcept { return plan_; }
+    explicit operator bool() const noexcept { return plan_ != nullptr; }
+
+    // Gives up ownership: the caller must anvil_gemm_plan_destroy the handle.
+    anvil_gemm_plan_t release() noexcept { return std::exchange(plan_, nullptr); }
+
+    // Destroys the handle now (no-op on an empty plan).
+    void reset() noexcept {
+        if (plan_) anvil_gemm_plan_destroy(plan_);
+        plan_ = nullptr;
+    }
+
+private:
+    anvil_gemm_plan_t plan_ = nullptr;
+};
+
+}  // namespace anvil
+
+#endif  // ANVIL_ANVIL_HPP
