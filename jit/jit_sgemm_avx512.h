@@ -9,7 +9,13 @@ namespace anvil::jit {
 class jit_sgemm_avx512 : public jit_generator {
 public:
     static constexpr int kMaxM = 12;   // rows: 12 x 2 accumulators + 2 B + broadcasts = 32 zmm
-    static constexpr int kMaxN = 32;   // columns: 2 zmm of 16 lanes
+    static constexpr int kMaxN = 32;   // packed panel width: 2 zmm of 16 lanes
+    // Widest tile of height m: m*nv accumulators + nv B vectors + at least
+    // one broadcast register must fit the 32 zmm; at most 8 vectors.
+    static constexpr int max_n(int m) {
+        const int nv = 31 / (m + 1);
+        return kLanes * (nv < 8 ? nv : 8);
+    }
     static constexpr int kLanes = 16;
     static constexpr int kUnrollK = 4;
 

@@ -10,6 +10,47 @@
 namespace anvil::gemm {
 namespace {
 
+// Per-thread front of the kernel cache: a small direct-mapped table keyed
+// by the 8 descriptor bytes, so a cached call costs no lock and no string.
+// It holds its kernels alive, bounded by its size, after a global eviction.
+class front_cache {
+public:
+    static constexpr int kSlots = 64;
+    const cache::kernel_ptr *find(uint64_t key) {
+        const uint64_t e = cache::epoch();
+        if (e != epoch_) {  // the cache was cleared: forget what we held
+            for (slot &s : slots_) s.k.reset();
+            epoch_ = e;
+        }
+        const slot &s = slots_[index(key)];
+        return (s.k && s.key == key) ? &s.k : nullptr;
+    }
+    void put(uint64_t key, cache::kernel_ptr k) {
+        slot &s = slots_[index(key)];
+        s.key = key;
+        s.k = std::move(k);
+    }
+
+private:
+    struct slot {
+        uint64_t key = 0;
+        cache::kernel_ptr k;
+    };
+    static int index(uint64_t key) {
+        return int((key * 0x9E3779B97F4A7C15ull) >> 58);  // top 6 bits
+    }
+    slot slots_[kSlots];
+    uint64_t epoch_ = 0;
+};
+
+thread_local front_cache t_front;
+
+uint64_t desc_bits(const ukernel_desc &d) {
+    uint64_t v;
+    std::memcpy(&v, &d, sizeof(v));
+    return v;
+}
+
 std::string cache_key(const ukernel_desc &d) {
     // "sgemm" + the descriptor bytes: distinct ops never share keys.
     std::string key = "sgemm:";
@@ -23,12 +64,19 @@ public:
     anvil_isa_t tier() const override { return anvil_isa_avx512_core; }
     int mr() const override { return jit::jit_sgemm_avx512::kMaxM; }
     int nr() const override { return jit::jit_sgemm_avx512::kMaxN; }
+    int max_n(int m) const override { return jit::jit_sgemm_avx512::max_n(m); }
 
     anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const override {
-        if (desc.m < 1 || desc.m > mr() || desc.n < 1 || desc.n > nr())
+        if (desc.m < 1 || desc.m > mr() || desc.n < 1 || desc.n > max_n(desc.m))
             return anvil_invalid_argument;
         ukernel_desc d = desc;
         d.tier = uint8_t(anvil_isa_avx512_core);
+        const uint64_t bits = desc_bits(d);
+        if (const cache::kernel_ptr *hit = t_front.find(bits)) {
+            cache::note_front_hit();
+            fill(*hit, out);
+            return anvil_success;
+        }
         cache::kernel_ptr k;
         anvil_status_t st = cache::get_or_generate(
             cache_key(d),
@@ -44,10 +92,16 @@ public:
             },
             &k);
         if (st != anvil_success) return st;
-        out->fn = reinterpret_cast<ukernel_fn>(const_cast<void *>(k->entry()));
-        out->name = k->name();
-        out->keep_alive = k;
+        fill(k, out);
+        t_front.put(bits, std::move(k));
         return anvil_success;
+    }
+
+private:
+    static void fill(const cache::kernel_ptr &k, ukernel_ref *out) {
+        out->fn = reinterpret_cast<ukernel_fn>(const_cast<void *>(k->entry()));
+        out->name = k->name().c_str();
+        out->keep_alive = k;
     }
 };
 

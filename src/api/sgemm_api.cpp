@@ -91,7 +91,7 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
         d.beta = gemm::beta_kind::zero;
         d.alpha_one = 1;
         gemm::ukernel_ref ref;
-        if (be.get(d, &ref) == anvil_success) s += "main kernel=" + ref.name + "\n";
+        if (be.get(d, &ref) == anvil_success) s += "main kernel=" + std::string(ref.name) + "\n";
     }
     if (needed) *needed = s.size() + 1;
     if (size > 0) {

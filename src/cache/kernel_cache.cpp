@@ -1,5 +1,6 @@
 #include "cache/kernel_cache.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <list>
 #include <mutex>
@@ -135,8 +136,19 @@ anvil_status_t get_or_generate(const std::string &key, const generator_fn &gen, 
     return instance().get(key, gen, out);
 }
 void set_capacity(int64_t capacity) { instance().set_capacity(capacity); }
-anvil_cache_stats_t stats() { return instance().stats(); }
-void clear() { instance().clear(); }
+std::atomic<int64_t> g_front_hits{0};
+std::atomic<uint64_t> g_epoch{0};
+uint64_t epoch() { return g_epoch.load(std::memory_order_acquire); }
+void note_front_hit() { g_front_hits.fetch_add(1, std::memory_order_relaxed); }
+anvil_cache_stats_t stats() {
+    anvil_cache_stats_t s = instance().stats();
+    s.hits += g_front_hits.load(std::memory_order_relaxed);
+    return s;
+}
+void clear() {
+    instance().clear();
+    g_epoch.fetch_add(1, std::memory_order_acq_rel);
+}
 
 }  // namespace anvil::cache
 

@@ -30,6 +30,13 @@ using generator_fn = std::function<anvil_status_t(kernel_ptr *out)>;
 anvil_status_t get_or_generate(const std::string &key, const generator_fn &gen,
                                kernel_ptr *out);
 
+// Counts a hit served by a caller's own front cache (see the JIT backend's
+// per-thread lookup), so the statistics cover every lookup.
+void note_front_hit();
+
+// Bumped by clear(): front caches drop their entries when it changes.
+uint64_t epoch();
+
 void set_capacity(int64_t capacity);
 anvil_cache_stats_t stats();
 void clear();

@@ -10,11 +10,12 @@
 
 namespace anvil::gemm {
 
-// A callable kernel plus whatever keeps its code alive.
+// A callable kernel plus whatever keeps its code alive.  name points into
+// the kernel (or a literal) and stays valid while keep_alive is held.
 struct ukernel_ref {
     ukernel_fn fn = nullptr;
     std::shared_ptr<const void> keep_alive;
-    std::string name;
+    const char *name = "";
 };
 
 class backend {
@@ -24,7 +25,11 @@ public:
     virtual anvil_isa_t tier() const = 0;
     virtual int mr() const = 0;              // max rows per kernel call
     virtual int nr() const = 0;              // packed panel width (multiple of the lane count)
-    // Kernel for a tile; 1 <= desc.m <= mr(), 1 <= desc.n <= nr().
+    // Widest tile a kernel of height m supports when B is read in place
+    // (any row stride): wider tiles stream more contiguous bytes per B row,
+    // which is what the small-M, bandwidth-bound calls need.  >= nr().
+    virtual int max_n(int m) const { (void)m; return nr(); }
+    // Kernel for a tile; 1 <= desc.m <= mr(), 1 <= desc.n <= max_n(desc.m).
     virtual anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const = 0;
 };
 

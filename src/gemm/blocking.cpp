@@ -17,6 +17,8 @@ constexpr int64_t kSmallM = 16;
 // B no larger than this (bytes) is read in place when it is not transposed:
 // it stays in L1/L2 across the row tiles, so a copy would only add time.
 constexpr int64_t kDirectBBytes = 64 * 1024;
+// A no larger than this (bytes) is read in place.
+constexpr int64_t kDirectABytes = 64 * 1024;
 
 }  // namespace
 
@@ -40,17 +42,31 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     // revisited for every mc block: half of the L3 share.
     b.nc = std::clamp<int64_t>(round_down(cs.l3 / 2 / (b.kc * fsz), b.nr), b.nr, 1 << 20);
 
-    b.pack_a = M > kSmallM;
+    // A is read in place for the batch-1 inference rows and whenever it is
+    // small enough to stay in L1/L2 across all panels (no copy to amortise).
+    b.pack_a = M > kSmallM && M * K * fsz > kDirectABytes;
     b.balanced_rows = !b.pack_a;
     if (!b.pack_a) b.mc = M;  // one row block, tiles balanced within it
 
-    b.pack_b = !b_prepacked && (transb || K * N * fsz > kDirectBBytes);
+    // B is copied into panels when it is transposed or large, except for
+    // small M: there every element of B is used by at most a few rows, so
+    // the copy would cost as much as the product (it is streamed in place).
+    b.pack_b = !b_prepacked && (transb || (M > kSmallM && K * N * fsz > kDirectBBytes));
 
     // One row tile and nothing to reuse B for: do not split K at all, so C
     // is read and written once (M = 1..mr, weights streamed once).
     const int64_t row_tiles = (M + b.mr - 1) / b.mr;
-    if (row_tiles <= 1 && !b.pack_b) b.kc = std::max<int64_t>(K, 1);
-    if (b.kc > K) b.kc = std::max<int64_t>(K, 1);
+    if (row_tiles <= 1 && b_prepacked) b.kc = std::max<int64_t>(K, 1);
+    if (!b_prepacked && !b.pack_b && M <= kSmallM) {
+        // B read in place by few rows: short K blocks, so one block of B
+        // (kc rows x N) is swept row-block by row-block with a handful of
+        // sequential streams instead of K strided ones per panel.
+        b.kc = std::min<int64_t>(b.kc, 64);
+    }
+    // Spread K evenly over the passes (K = 256 runs as 2 x 128, not
+    // 192 + 64): same number of passes over C, no short last pass.
+    const int64_t passes = std::max<int64_t>(1, (K + b.kc - 1) / b.kc);
+    b.kc = std::max<int64_t>(1, (K + passes - 1) / passes);
     if (b.nc > N) b.nc = std::max<int64_t>(N, 1);
     return b;
 }

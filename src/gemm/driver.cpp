@@ -6,7 +6,6 @@
 #include <cstring>
 #include <memory>
 #include <new>
-#include <vector>
 
 #include "gemm/pack.h"
 #include "threading/parallel.h"
@@ -41,14 +40,18 @@ thread_local scratch t_b_scratch;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The kernels one call needs, fetched (and JIT-generated) up front.
+// The kernels one call needs, fetched (and JIT-generated) up front: at most
+// 3 row heights x 4 panel widths x 2 beta kinds.  Fixed storage, so a
+// small call allocates nothing.
 class kernel_table {
 public:
+    static constexpr int kMax = 24;
     kernel_table(const backend &be, a_access acc, bool alpha_one)
         : be_(be), acc_(acc), alpha_one_(alpha_one) {}
 
     anvil_status_t add(int64_t m, int64_t n, beta_kind bk) {
         if (find(m, n, bk)) return anvil_success;
+        if (count_ == kMax) return anvil_runtime_error;
         ukernel_desc d{};
         d.tier = uint8_t(be_.tier());
         d.m = uint8_t(m);
@@ -56,28 +59,45 @@ public:
         d.a = acc_;
         d.beta = bk;
         d.alpha_one = alpha_one_ ? 1 : 0;
-        entry e{int(m), int(n), bk, {}};
+        entry &e = entries_[count_];
         anvil_status_t st = be_.get(d, &e.ref);
         if (st != anvil_success) return st;
-        entries_.push_back(std::move(e));
+        e.m = int(m);
+        e.n = int(n);
+        e.bk = bk;
+        ++count_;
         return anvil_success;
     }
     ukernel_fn find(int64_t m, int64_t n, beta_kind bk) const {
-        for (const entry &e : entries_)
+        for (int i = 0; i < count_; ++i) {
+            const entry &e = entries_[i];
             if (e.m == m && e.n == n && e.bk == bk) return e.ref.fn;
+        }
         return nullptr;
     }
 
 private:
     struct entry {
-        int m, n;
-        beta_kind bk;
+        int m = 0, n = 0;
+        beta_kind bk = beta_kind::zero;
         ukernel_ref ref;
     };
     const backend &be_;
     a_access acc_;
     bool alpha_one_;
-    std::vector<entry> entries_;
+    entry entries_[kMax];
+    int count_ = 0;
+};
+
+// A set of up to 4 distinct small values, without allocation.
+struct small_set {
+    int64_t v[4];
+    int count = 0;
+    void add(int64_t x) {
+        for (int i = 0; i < count; ++i)
+            if (v[i] == x) return;
+        if (count < 4) v[count++] = x;
+    }
 };
 
 // Row tiles of one row block: either mr-high panels (packed A; the last may
@@ -128,7 +148,13 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     }
     const bool prepacked = p.packed_b != nullptr;
     const blocking blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, prepacked);
-    const int64_t mr = blk.mr, nr = blk.nr;
+    const int64_t mr = blk.mr;
+    // Panel width: the packed width, or wider when B is read in place by
+    // short row tiles (see backend::max_n).
+    const bool b_in_place = !prepacked && !blk.pack_b;
+    const int64_t tallest = blk.pack_a ? std::min<int64_t>(mr, p.M)
+                                       : make_row_tiles(p.M, mr, true).height(0);
+    const int64_t nr = b_in_place ? be.max_n(int(tallest)) : blk.nr;
 
     // A's addressing inside the kernels.
     const a_access acc = blk.pack_a ? a_access::k_strided
@@ -138,33 +164,34 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     // {caller's beta on the first K block, beta = 1 on later ones}.
     kernel_table kernels(be, acc, p.alpha == 1.0f);
     {
-        std::vector<int64_t> heights;
+        small_set heights, widths;
         if (blk.pack_a) {
-            heights.push_back(std::min<int64_t>(mr, p.M));
-            if (p.M > mr && p.M % mr) heights.push_back(p.M % mr);
-            // The last mc block's last panel can also be short.
+            heights.add(std::min<int64_t>(mr, p.M));
+            // Short last panels: of the whole M and of the last mc block.
+            if (p.M % mr) heights.add(p.M % mr);
             const int64_t last_rows = p.M - (p.M - 1) / blk.mc * blk.mc;
-            if (last_rows % mr) heights.push_back(last_rows % mr);
+            if (last_rows % mr) heights.add(last_rows % mr);
+            if (blk.mc % mr) heights.add(blk.mc % mr);
         } else {
-            row_tiles rt = make_row_tiles(p.M, mr, true);
-            heights.push_back(rt.height(0));
-            heights.push_back(rt.height(rt.count - 1));
+            const row_tiles rt = make_row_tiles(p.M, mr, true);
+            heights.add(rt.height(0));
+            heights.add(rt.height(rt.count - 1));
         }
-        std::vector<int64_t> widths;
-        widths.push_back(std::min<int64_t>(nr, p.N));
+        widths.add(std::min<int64_t>(nr, p.N));
         // Tails: the last panel of the whole N and of each nc block.
-        if (p.N % nr) widths.push_back(p.N % nr);
+        if (p.N % nr) widths.add(p.N % nr);
         const int64_t last_nc = p.N - (p.N - 1) / blk.nc * blk.nc;
-        if (last_nc % nr) widths.push_back(last_nc % nr);
-        if (blk.nc % nr) widths.push_back(blk.nc % nr);
-        std::vector<beta_kind> betas{classify_beta(p.beta)};
-        if (p.K > blk.kc) betas.push_back(beta_kind::one);
-        for (int64_t h : heights)
-            for (int64_t w : widths)
-                for (beta_kind bk : betas) {
-                    anvil_status_t st = kernels.add(h, w, bk);
-                    if (st != anvil_success) return st;
-                }
+        if (last_nc % nr) widths.add(last_nc % nr);
+        if (blk.nc % nr) widths.add(blk.nc % nr);
+        const beta_kind first = classify_beta(p.beta);
+        const bool k_split = p.K > blk.kc;
+        for (int h = 0; h < heights.count; ++h)
+            for (int w = 0; w < widths.count; ++w) {
+                anvil_status_t st = kernels.add(heights.v[h], widths.v[w], first);
+                if (st == anvil_success && k_split && first != beta_kind::one)
+                    st = kernels.add(heights.v[h], widths.v[w], beta_kind::one);
+                if (st != anvil_success) return st;
+            }
     }
 
     // Scratch for packed B (the caller's thread; workers only read it).
@@ -217,11 +244,11 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
                 return p.B + pc * p.ldb + jc + q * nr;
             };
 
-            // Tasks: row blocks x groups of panels; enough groups to give
-            // every thread work (which thread runs a tile never changes its
-            // arithmetic, so any split gives the same bits).
-            const int64_t groups =
-                std::min<int64_t>(panels, std::max<int64_t>(1, ceil_div(4 * nthr, row_blocks)));
+            // Tasks: row blocks x groups of panels.  Split N first: every
+            // thread then packs its own copy of the A block (cheap) and
+            // reads a disjoint part of B.  Which thread runs a tile never
+            // changes its arithmetic, so any split gives the same bits.
+            const int64_t groups = std::min<int64_t>(panels, nthr);
             threading::parallel_for(row_blocks * groups, [&](int64_t t) {
                 const int64_t rb = t / groups, g = t % groups;
                 const int64_t i0 = rb * blk.mc;

@@ -1,7 +1,9 @@
 #include "threading/parallel.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -12,27 +14,26 @@
 namespace anvil::threading {
 namespace {
 
+// The installed pool.  Read on every call without a lock: the three fields
+// are published together through one pointer to an immutable record (old
+// records are kept: a racing reader may still be using one).
 struct pool_config {
     anvil_parallel_for_fn fn = nullptr;
     void *ctx = nullptr;
     int pool_threads = 1;
 };
 
-std::mutex g_mu;
-pool_config g_pool;
+std::atomic<const pool_config *> g_pool{nullptr};
+std::mutex g_install_mu;
 std::atomic<int> g_default_threads{0};  // 0: not set, use the OpenMP default
 thread_local int t_depth = 0;           // > 0 inside an anvil parallel region
 
-pool_config current_pool() {
-    std::lock_guard<std::mutex> lk(g_mu);
-    return g_pool;
-}
-
 int default_threads() {
-    int n = g_default_threads.load();
+    int n = g_default_threads.load(std::memory_order_relaxed);
     if (n > 0) return n;
 #ifdef _OPENMP
-    return omp_get_max_threads();
+    static const int omp_default = omp_get_max_threads();
+    return omp_default;
 #else
     return 1;
 #endif
@@ -47,31 +48,27 @@ void trampoline(void *ctx, int64_t i) {
 
 }  // namespace
 
+bool in_parallel_region() { return t_depth > 0; }
+
 int num_threads() {
-    pool_config p = current_pool();
-    return p.fn ? p.pool_threads : default_threads();
+    const pool_config *p = g_pool.load(std::memory_order_acquire);
+    return (p && p->fn) ? p->pool_threads : default_threads();
 }
 
-void parallel_for(int64_t n, const std::function<void(int64_t)> &body) {
-    if (n <= 0) return;
-    pool_config p = current_pool();
-    const int nthr = p.fn ? p.pool_threads : default_threads();
-    if (n == 1 || nthr <= 1 || t_depth > 0) {
-        ++t_depth;
-        for (int64_t i = 0; i < n; ++i) body(i);
-        --t_depth;
-        return;
-    }
-    if (p.fn) {
-        p.fn(p.ctx, n, trampoline, const_cast<std::function<void(int64_t)> *>(&body));
+void parallel_for_pool(int64_t n, const std::function<void(int64_t)> &body) {
+    const pool_config *p = g_pool.load(std::memory_order_acquire);
+    void *ctx = const_cast<std::function<void(int64_t)> *>(&body);
+    if (p && p->fn) {
+        p->fn(p->ctx, n, trampoline, ctx);
         return;
     }
 #ifdef _OPENMP
+    const int nthr = default_threads();
     const int use = int(n < nthr ? n : nthr);
 #pragma omp parallel for num_threads(use) schedule(static)
-    for (int64_t i = 0; i < n; ++i) trampoline(const_cast<std::function<void(int64_t)> *>(&body), i);
+    for (int64_t i = 0; i < n; ++i) trampoline(ctx, i);
 #else
-    for (int64_t i = 0; i < n; ++i) body(i);
+    for (int64_t i = 0; i < n; ++i) trampoline(ctx, i);
 #endif
 }
 
@@ -80,11 +77,15 @@ void parallel_for(int64_t n, const std::function<void(int64_t)> &body) {
 extern "C" {
 
 anvil_status_t anvil_set_threadpool(anvil_parallel_for_fn fn, void *pool_ctx, int num_threads) {
+    using namespace anvil::threading;
     if (fn && num_threads < 1) return anvil_invalid_argument;
-    std::lock_guard<std::mutex> lk(anvil::threading::g_mu);
-    anvil::threading::g_pool.fn = fn;
-    anvil::threading::g_pool.ctx = fn ? pool_ctx : nullptr;
-    anvil::threading::g_pool.pool_threads = fn ? num_threads : 1;
+    std::lock_guard<std::mutex> lk(g_install_mu);
+    // Records are immutable and kept until exit (a handful per process), so
+    // a concurrent reader never sees a torn or dangling configuration.
+    static std::vector<std::unique_ptr<pool_config>> records;
+    records.push_back(std::make_unique<pool_config>(
+        pool_config{fn, fn ? pool_ctx : nullptr, fn ? num_threads : 1}));
+    g_pool.store(records.back().get(), std::memory_order_release);
     return anvil_success;
 }
 
