@@ -1,0 +1,254 @@
+// anvil-bench: command-line parsing.
+#include "anvil_bench_cli.h"
+
+#include <cstdlib>
+
+#include "anvil_bench_problem.h"
+
+namespace anvil_bench {
+
+void print_usage(std::FILE *f) {
+    std::fputs(
+        "usage:\n"
+        "  anvil-bench gemm --dt f32 --shape MxNxK [--shape ...] [--batch FILE ...]\n"
+        "              [--trans NN|NT|TN|TT] [--threads N] [--isa CAP] [--mode check|perf]\n"
+        "              [--vs onednn|none] [--planned] [--cold] [--csv[=FILE]] [--json[=FILE]]\n"
+        "  anvil-bench --peak [--threads N]\n"
+        "\n"
+        "shapes: MxNxK (C is MxN, K the reduction) or benchdnn's MxK:KxN[_n\"name\"];\n"
+        "  batch files hold one shape per line ('#' comments), optionally followed by\n"
+        "  NN/NT/TN/TT; benchdnn matmul input files work (unrunnable lines are listed).\n"
+        "modes:\n"
+        "  check  anvil vs dnnl_sgemm vs a double-precision reference (every point for\n"
+        "         small shapes, sampled points otherwise), bound gamma_{K+2}*sum|a||b|;\n"
+        "         exits 1 when anvil fails.  --planned also checks the planned handle\n"
+        "         and oneDNN's prepacked matmul.\n"
+        "  perf   anvil and the peer alternating on the same buffers: warm-up, trials of\n"
+        "         >= 0.3 s, median per trial, best trial median and spread; GFLOP/s,\n"
+        "         %% of the measured peak, ratio anvil/peer; results are checked after\n"
+        "         every trial.  Peer: dnnl_sgemm, or with --planned the oneDNN matmul\n"
+        "         primitive with prepacked weights vs anvil's planned handle (packing\n"
+        "         outside the timing).  For M <= 4 also GB/s of weights; --cold rotates\n"
+        "         weight buffers (> 4 x 32 MiB in all) so they come from DRAM.\n"
+        "options:\n"
+        "  --isa CAP          anvil_set_max_isa before any compute call\n"
+        "                     (scalar avx2 avx512_core avx512_core_vnni avx512_core_bf16 amx)\n"
+        "  --threads N        anvil_set_num_threads(N) and omp_set_num_threads(N) for oneDNN\n"
+        "  --trials N         trials per contestant (default 5, at least 3 in perf)\n"
+        "  --min-trial-time S seconds per trial (default 0.3)\n"
+        "  --trials-big N     trials for problems of >= --big-gflop GFLOP per call\n"
+        "  --alpha A --beta B scalars for check mode (perf uses 1 and 0)\n"
+        "  --data real|ints   fill: uniform [-1,1) or small non-zero integers (exact\n"
+        "                     results); default real in check (plus an exact ints pass),\n"
+        "                     ints in perf\n"
+        "  --peak-gflops G    use G as the peak instead of probing; --no-peak skips it\n"
+        "  --seed S           data seed\n",
+        f);
+}
+
+namespace {
+
+bool to_int(const std::string &s, long long lo, long long hi, long long *v) {
+    char *end = nullptr;
+    *v = std::strtoll(s.c_str(), &end, 10);
+    return !s.empty() && end && *end == '\0' && *v >= lo && *v <= hi;
+}
+bool to_double(const std::string &s, double *v) {
+    char *end = nullptr;
+    *v = std::strtod(s.c_str(), &end);
+    return !s.empty() && end && *end == '\0';
+}
+
+}  // namespace
+
+bool parse_cli(int argc, char **argv, options *o, std::string *err) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) {
+        o->command = "help";
+        return true;
+    }
+    size_t i = 0;
+    if (args[0] == "gemm" || args[0] == "matmul") {
+        o->command = "gemm";
+        i = 1;
+    } else if (args[0] == "--peak" || args[0] == "peak") {
+        o->command = "peak";
+        i = 1;
+    } else if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        o->command = "help";
+        return true;
+    } else {
+        o->command = "gemm";
+    }
+    for (; i < args.size(); ++i) {
+        std::string a = args[i], val;
+        bool has_val = false;
+        const size_t eq = a.find('=');
+        if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+            val = a.substr(eq + 1);
+            a = a.substr(0, eq);
+            has_val = true;
+        }
+        auto need = [&](std::string *out) {
+            if (has_val) {
+                *out = val;
+                return true;
+            }
+            if (i + 1 >= args.size()) {
+                *err = a + " needs a value";
+                return false;
+            }
+            *out = args[++i];
+            return true;
+        };
+        std::string v;
+        long long n = 0;
+        double d = 0;
+        if (a == "--dt") {
+            if (!need(&v)) return false;
+            if (v != "f32") {
+                *err = "--dt " + v + ": only f32 is implemented";
+                return false;
+            }
+            o->dt = v;
+        } else if (a == "--shape") {
+            if (!need(&v)) return false;
+            o->shapes.push_back(v);
+        } else if (a == "--batch") {
+            if (!need(&v)) return false;
+            o->batches.push_back(v);
+        } else if (a == "--trans") {
+            if (!need(&v)) return false;
+            if (!parse_trans(v, &o->ta, &o->tb)) {
+                *err = "--trans " + v + ": expected NN, NT, TN or TT";
+                return false;
+            }
+        } else if (a == "--threads") {
+            if (!need(&v)) return false;
+            if (!to_int(v, 1, 4096, &n)) {
+                *err = "--threads " + v + ": expected a positive integer";
+                return false;
+            }
+            o->threads = int(n);
+        } else if (a == "--isa") {
+            if (!need(&v)) return false;
+            o->isa = v;
+        } else if (a == "--mode") {
+            if (!need(&v)) return false;
+            if (v == "check" || v == "c" || v == "corr") {
+                o->mode = bench_mode::check;
+            } else if (v == "perf" || v == "p") {
+                o->mode = bench_mode::perf;
+            } else {
+                *err = "--mode " + v + ": expected check or perf";
+                return false;
+            }
+        } else if (a == "--vs") {
+            if (!need(&v)) return false;
+            if (v != "onednn" && v != "none") {
+                *err = "--vs " + v + ": expected onednn or none";
+                return false;
+            }
+            o->vs = v;
+        } else if (a == "--planned") {
+            o->planned = true;
+        } else if (a == "--cold") {
+            o->cold = true;
+        } else if (a == "--csv") {
+            o->csv = true;
+            if (has_val) o->csv_path = val;
+        } else if (a == "--json") {
+            o->json = true;
+            if (has_val) o->json_path = val;
+        } else if (a == "--trials") {
+            if (!need(&v)) return false;
+            if (!to_int(v, 1, 1000, &n)) {
+                *err = "--trials " + v + ": expected 1..1000";
+                return false;
+            }
+            o->trials = int(n);
+        } else if (a == "--trials-big") {
+            if (!need(&v)) return false;
+            if (!to_int(v, 1, 1000, &n)) {
+                *err = "--trials-big " + v + ": expected 1..1000";
+                return false;
+            }
+            o->trials_big = int(n);
+        } else if (a == "--big-gflop") {
+            if (!need(&v)) return false;
+            if (!to_double(v, &d) || d <= 0) {
+                *err = "--big-gflop " + v + ": expected a positive number";
+                return false;
+            }
+            o->big_gflop = d;
+        } else if (a == "--min-trial-time") {
+            if (!need(&v)) return false;
+            if (!to_double(v, &d) || d <= 0 || d > 60) {
+                *err = "--min-trial-time " + v + ": expected seconds in (0, 60]";
+                return false;
+            }
+            o->min_trial_s = d;
+        } else if (a == "--alpha" || a == "--beta") {
+            if (!need(&v)) return false;
+            if (!to_double(v, &d)) {
+                *err = a + " " + v + ": expected a number";
+                return false;
+            }
+            (a == "--alpha" ? o->alpha : o->beta) = float(d);
+        } else if (a == "--data") {
+            if (!need(&v)) return false;
+            if (v == "real") {
+                o->data = data_kind::real;
+            } else if (v == "ints") {
+                o->data = data_kind::ints;
+            } else {
+                *err = "--data " + v + ": expected real or ints";
+                return false;
+            }
+            o->data_set = true;
+        } else if (a == "--seed") {
+            if (!need(&v)) return false;
+            if (!to_int(v, 0, (1ll << 62), &n)) {
+                *err = "--seed " + v + ": expected a non-negative integer";
+                return false;
+            }
+            o->seed = uint64_t(n);
+        } else if (a == "--peak-gflops") {
+            if (!need(&v)) return false;
+            if (!to_double(v, &d) || d <= 0) {
+                *err = "--peak-gflops " + v + ": expected a positive number";
+                return false;
+            }
+            o->peak_gflops = d;
+        } else if (a == "--no-peak") {
+            o->probe_peak = false;
+        } else if (a == "--peak") {
+            o->command = "peak";
+        } else if (a == "--help" || a == "-h") {
+            o->command = "help";
+            return true;
+        } else if (!a.empty() && a[0] != '-') {
+            o->shapes.push_back(args[i]);
+        } else {
+            *err = "unknown option " + args[i];
+            return false;
+        }
+    }
+    if (o->mode == bench_mode::perf && o->trials < 3) {
+        *err = "perf mode needs --trials >= 3";
+        return false;
+    }
+    if (o->trials_big == 0) o->trials_big = o->trials;
+    if (o->mode == bench_mode::perf && o->trials_big < 3) {
+        *err = "perf mode needs --trials-big >= 3";
+        return false;
+    }
+    if (!o->data_set) o->data = o->mode == bench_mode::perf ? data_kind::ints : data_kind::real;
+    if (o->command == "gemm" && o->shapes.empty() && o->batches.empty()) {
+        *err = "no problem given (--shape or --batch)";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace anvil_bench

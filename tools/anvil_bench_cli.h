@@ -1,0 +1,45 @@
+// anvil-bench: command-line options.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "anvil_bench_data.h"
+
+namespace anvil_bench {
+
+enum class bench_mode { check, perf };
+
+struct options {
+    std::string command;               // "gemm", "peak" or "help"
+    std::string dt = "f32";
+    std::vector<std::string> shapes;   // --shape (repeatable) and bare shapes
+    std::vector<std::string> batches;  // --batch FILE (repeatable)
+    char ta = 'N', tb = 'N';
+    int threads = 0;                   // 0: leave the libraries' defaults
+    std::string isa;                   // --isa cap name ("" = none)
+    bench_mode mode = bench_mode::check;
+    std::string vs = "onednn";         // peer: onednn | none
+    bool planned = false;
+    bool cold = false;
+    bool csv = false, json = false;
+    std::string csv_path, json_path;   // "" = stdout
+    int trials = 5;
+    double min_trial_s = 0.3;
+    int trials_big = 0;                // trials for problems >= big_gflop (0: same)
+    double big_gflop = 4.0;
+    float alpha = 1.0f, beta = 0.0f;
+    bool data_set = false;
+    data_kind data = data_kind::real;
+    uint64_t seed = 1;
+    bool probe_peak = true;
+    double peak_gflops = 0;            // --peak-gflops: use instead of probing
+    int perf_points = 48;              // sampled points checked after each trial
+    int check_points = 1024;           // sampled points in check mode (big shapes)
+};
+
+bool parse_cli(int argc, char **argv, options *o, std::string *err);
+void print_usage(std::FILE *f);
+
+}  // namespace anvil_bench

@@ -1,0 +1,184 @@
+// anvil-bench: a benchdnn-like CLI for anvil's GEMM.  See print_usage() and
+// /work/shared/design/MEASURING.md for how the figures are taken.
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "anvil_bench_cli.h"
+#include "anvil_bench_gemm.h"
+#include "anvil_bench_onednn.h"
+#include "anvil_bench_output.h"
+#include "anvil_bench_peak.h"
+#include "anvil_bench_problem.h"
+#include "cpu/isa.h"
+#include "gemm/backend.h"
+
+using namespace anvil_bench;
+
+namespace {
+
+struct affinity {
+    int allowed = 0, online = 0;
+    std::string list;
+};
+
+affinity get_affinity() {
+    affinity a;
+    a.online = int(sysconf(_SC_NPROCESSORS_ONLN));
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return a;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) {
+            a.list += (a.allowed++ ? "," : "") + std::to_string(c);
+        }
+    return a;
+}
+
+bool apply_isa(const std::string &name) {
+    for (int t = anvil_isa_scalar; t <= anvil_isa_amx; ++t) {
+        const char *n = anvil_isa_name(anvil_isa_t(t));
+        if (n && name == n) {
+            const anvil_status_t st = anvil_set_max_isa(anvil_isa_t(t));
+            if (st != anvil_success) {
+                std::fprintf(stderr, "anvil-bench: anvil_set_max_isa(%s): %s\n", n,
+                             anvil_status_str(st));
+                return false;
+            }
+            return true;
+        }
+    }
+    std::fprintf(stderr,
+                 "anvil-bench: unknown --isa %s (scalar avx2 avx512_core avx512_core_vnni "
+                 "avx512_core_bf16 amx)\n",
+                 name.c_str());
+    return false;
+}
+
+int run_peak(const options &o, int threads) {
+    std::printf("anvil-bench --peak  (%s)\n", anvil::cpu::info().brand.c_str());
+    std::vector<int> ts = {1};
+    if (threads > 1) ts.push_back(threads);
+    for (int t : ts) {
+        const peak_result pr = measure_fma_peak(t, 0.3);
+        std::printf("fp32 FMA peak  %dT: %8.1f GFLOP/s  (%s)\n", t, pr.gflops, pr.probe.c_str());
+    }
+    for (int t : ts) {
+        const double bw = measure_read_gbps(t, size_t(256) << 20, 0.5);
+        std::printf("read 256 MiB   %dT: %8.1f GB/s\n", t, bw);
+    }
+    (void)o;
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    options o;
+    std::string err;
+    if (!parse_cli(argc, argv, &o, &err)) {
+        std::fprintf(stderr, "anvil-bench: %s\n\n", err.c_str());
+        print_usage(stderr);
+        return 2;
+    }
+    if (o.command == "help") {
+        print_usage(stdout);
+        return 0;
+    }
+    // The ISA cap must be set before anything computes (it freezes then).
+    if (!o.isa.empty() && !apply_isa(o.isa)) return 2;
+    if (o.threads > 0) {
+        anvil_set_num_threads(o.threads);
+        set_onednn_threads(o.threads);
+    }
+    const int threads = anvil_get_num_threads();
+    const affinity aff = get_affinity();
+    const bool pinned = aff.allowed > 0 && aff.allowed < aff.online;
+    if (o.command == "peak") return run_peak(o, threads);
+
+    std::vector<gemm_problem> problems;
+    std::vector<skipped_line> skipped;
+    for (const std::string &s : o.shapes) {
+        gemm_problem p;
+        std::string why;
+        if (!parse_problem(s, o.ta, o.tb, &p, &why)) {
+            std::fprintf(stderr, "anvil-bench: --shape %s: %s\n", s.c_str(), why.c_str());
+            return 2;
+        }
+        p.source = "--shape";
+        problems.push_back(p);
+    }
+    for (const std::string &b : o.batches)
+        if (!load_batch(b, o.ta, o.tb, &problems, &skipped)) {
+            std::fprintf(stderr, "anvil-bench: cannot read batch file %s\n", b.c_str());
+            return 2;
+        }
+
+    gemm_context ctx;
+    ctx.threads = threads;
+    ctx.isa = anvil_isa_name(anvil_get_effective_isa());
+    ctx.backend = anvil::gemm::select_backend().name();
+
+    run_info info;
+    info.anvil_version = anvil_version();
+    info.onednn_version = onednn_version();
+    info.cpu = anvil::cpu::info().brand;
+    info.features = anvil::cpu::features_string(anvil::cpu::info().detected);
+    info.mode = o.mode == bench_mode::perf ? "perf" : "check";
+    info.threads = threads;
+    info.isa = ctx.isa;
+    info.backend = ctx.backend;
+    info.pinned = pinned;
+    info.affinity = aff.list;
+
+    if (o.mode == bench_mode::perf) {
+        if (o.peak_gflops > 0) {
+            ctx.peak_gflops = o.peak_gflops;
+            info.peak_probe = "given (--peak-gflops)";
+        } else if (o.probe_peak) {
+            const peak_result pr = measure_fma_peak(threads, 0.3);
+            ctx.peak_gflops = pr.gflops;
+            info.peak_probe = pr.probe;
+        }
+        info.peak_gflops = ctx.peak_gflops;
+    }
+
+    reporter rep(o, info);
+    std::FILE *t = rep.text();
+    std::fprintf(t, "# anvil-bench %s | oneDNN %s | %s\n", info.anvil_version.c_str(),
+                 info.onednn_version.c_str(), info.cpu.c_str());
+    std::fprintf(t, "# mode=%s threads=%d isa=%s backend=%s affinity=[%s]%s\n", info.mode.c_str(),
+                 threads, ctx.isa.c_str(), ctx.backend.c_str(), aff.list.c_str(),
+                 o.cold ? " cold" : "");
+    if (o.mode == bench_mode::perf) {
+        if (ctx.peak_gflops > 0)
+            std::fprintf(t, "# peak %.1f GFLOP/s at %d thread(s) (%s)\n", ctx.peak_gflops, threads,
+                         info.peak_probe.c_str());
+        if (!pinned)
+            std::fprintf(t,
+                         "# note: not pinned (allowed CPUs %s of %d online); for stable figures "
+                         "run e.g. `OMP_NUM_THREADS=1 taskset -c 0 anvil-bench ... --threads 1`\n",
+                         aff.list.c_str(), aff.online);
+        if (threads > aff.allowed && aff.allowed > 0)
+            std::fprintf(t, "# warning: %d threads on %d allowed CPU(s)\n", threads, aff.allowed);
+        if (o.alpha != 1.0f || o.beta != 0.0f)
+            std::fprintf(t, "# note: perf mode times alpha=1, beta=0\n");
+    }
+    for (const skipped_line &s : skipped)
+        std::fprintf(t, "# skipped %s: '%s' (%s)\n", s.where.c_str(), s.text.c_str(),
+                     s.reason.c_str());
+    if (!skipped.empty())
+        std::fprintf(t, "# %zu line(s) skipped, %zu problem(s) to run\n", skipped.size(),
+                     problems.size());
+
+    const int failures = o.mode == bench_mode::perf ? run_perf(o, ctx, problems, rep)
+                                                    : run_check(o, ctx, problems, rep);
+    rep.finish(failures, skipped);
+    std::fprintf(t, "# %zu problem(s), %d failure(s)\n", problems.size(), failures);
+    return failures ? 1 : 0;
+}

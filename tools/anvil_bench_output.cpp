@@ -1,0 +1,177 @@
+// anvil-bench: text, CSV and JSON writers.
+#include "anvil_bench_output.h"
+
+#include <cmath>
+
+namespace anvil_bench {
+namespace {
+
+std::string json_str(const std::string &s) {
+    std::string o = "\"";
+    for (char c : s) {
+        switch (c) {
+            case '"': o += "\\\""; break;
+            case '\\': o += "\\\\"; break;
+            case '\n': o += "\\n"; break;
+            case '\t': o += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    char b[8];
+                    std::snprintf(b, sizeof b, "\\u%04x", c);
+                    o += b;
+                } else {
+                    o += c;
+                }
+        }
+    }
+    return o + "\"";
+}
+
+std::string num(double v, const char *fmt = "%.3f") {
+    if (!std::isfinite(v)) return "null";
+    char b[64];
+    std::snprintf(b, sizeof b, fmt, v);
+    return b;
+}
+
+std::string csv_field(const std::string &s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string o = "\"";
+    for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return o + "\"";
+}
+
+std::FILE *open_or(const std::string &path, std::FILE *fallback) {
+    if (path.empty()) return fallback;
+    std::FILE *f = std::fopen(path.c_str(), "w");
+    if (!f) std::fprintf(stderr, "anvil-bench: cannot write %s; using stdout\n", path.c_str());
+    return f ? f : fallback;
+}
+
+}  // namespace
+
+reporter::reporter(const options &o, const run_info &info) : o_(o), info_(info) {
+    if (o.csv) csv_ = open_or(o.csv_path, stdout);
+    if (o.json) json_ = open_or(o.json_path, stdout);
+    if (csv_ == stdout || json_ == stdout) text_ = stderr;
+    if (csv_) {
+        std::fprintf(csv_,
+                     "op,dt,trans,M,N,K,threads,isa,anvil_gflops,peer,peer_gflops,ratio,pct_peak,"
+                     "status,variant,anvil_spread_pct,peer_spread_pct,anvil_gbps,peer_gbps,"
+                     "peer_pct_peak,peer_impl,backend\n");
+        std::fflush(csv_);
+    }
+}
+
+reporter::~reporter() {
+    if (csv_ && csv_ != stdout) std::fclose(csv_);
+    if (json_ && json_ != stdout) std::fclose(json_);
+}
+
+void reporter::text_row(const row &r) {
+    std::FILE *f = text_;
+    std::fprintf(f, "%-5s %s %s %-16s T=%d %s%s: ", r.status.c_str(), r.variant.c_str(),
+                 r.p.trans().c_str(), r.p.shape().c_str(), r.threads, r.isa.c_str(),
+                 r.cold ? " cold" : "");
+    if (r.timed) {
+        std::fprintf(f, "anvil %8.2f GFLOP/s (%5.1f%% peak, spread %4.1f%%)", r.anvil_gflops,
+                     r.pct_peak, 100 * r.anvil_spread);
+        if (!r.peer.empty())
+            std::fprintf(f, " | %s %8.2f (%5.1f%%, spread %4.1f%%) | ratio %.2f", r.peer.c_str(),
+                         r.peer_gflops, r.peer_pct_peak, 100 * r.peer_spread, r.ratio);
+        if (r.p.M <= 4) {
+            std::fprintf(f, " | weights GB/s anvil %.1f", r.anvil_gbps);
+            if (!r.peer.empty()) std::fprintf(f, " %s %.1f", r.peer.c_str(), r.peer_gbps);
+        }
+    }
+    if (!r.detail.empty()) std::fprintf(f, "%s%s", r.timed ? "\n      " : "", r.detail.c_str());
+    std::fputc('\n', f);
+    std::fflush(f);
+}
+
+void reporter::csv_row(const row &r) {
+    auto g = [&](double v) { return r.timed ? num(v, "%.2f") : std::string(); };
+    const bool has_peer = r.timed && !r.peer.empty();
+    std::fprintf(csv_, "gemm,f32,%s,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+                 r.p.trans().c_str(), (long long)r.p.M, (long long)r.p.N, (long long)r.p.K,
+                 r.threads, r.isa.c_str(), g(r.anvil_gflops).c_str(), csv_field(r.peer).c_str(),
+                 has_peer ? g(r.peer_gflops).c_str() : "",
+                 has_peer ? num(r.ratio, "%.3f").c_str() : "", g(r.pct_peak).c_str(),
+                 r.status.c_str(), (r.variant + (r.cold ? "_cold" : "")).c_str(),
+                 g(100 * r.anvil_spread).c_str(), has_peer ? g(100 * r.peer_spread).c_str() : "",
+                 r.timed && r.p.M <= 4 ? g(r.anvil_gbps).c_str() : "",
+                 has_peer && r.p.M <= 4 ? g(r.peer_gbps).c_str() : "",
+                 has_peer ? g(r.peer_pct_peak).c_str() : "", csv_field(r.peer_impl).c_str(),
+                 csv_field(r.backend).c_str());
+    std::fflush(csv_);
+}
+
+void reporter::add(const row &r) {
+    text_row(r);
+    if (csv_) csv_row(r);
+    rows_.push_back(r);
+}
+
+void reporter::finish(int failures, const std::vector<skipped_line> &skipped) {
+    if (!json_) return;
+    std::FILE *f = json_;
+    std::fprintf(f, "{\n  \"tool\": \"anvil-bench\",\n");
+    std::fprintf(f, "  \"anvil_version\": %s,\n  \"onednn_version\": %s,\n",
+                 json_str(info_.anvil_version).c_str(), json_str(info_.onednn_version).c_str());
+    std::fprintf(f, "  \"cpu\": %s,\n  \"features\": %s,\n", json_str(info_.cpu).c_str(),
+                 json_str(info_.features).c_str());
+    std::fprintf(f, "  \"mode\": %s,\n  \"threads\": %d,\n  \"isa\": %s,\n  \"backend\": %s,\n",
+                 json_str(info_.mode).c_str(), info_.threads, json_str(info_.isa).c_str(),
+                 json_str(info_.backend).c_str());
+    std::fprintf(f, "  \"peak_probe\": %s,\n  \"peak_gflops\": %s,\n",
+                 json_str(info_.peak_probe).c_str(), num(info_.peak_gflops, "%.2f").c_str());
+    std::fprintf(f, "  \"pinned\": %s,\n  \"affinity\": %s,\n", info_.pinned ? "true" : "false",
+                 json_str(info_.affinity).c_str());
+    std::fprintf(f, "  \"failures\": %d,\n  \"skipped\": [", failures);
+    for (size_t i = 0; i < skipped.size(); ++i)
+        std::fprintf(f, "%s\n    {\"where\": %s, \"text\": %s, \"reason\": %s}", i ? "," : "",
+                     json_str(skipped[i].where).c_str(), json_str(skipped[i].text).c_str(),
+                     json_str(skipped[i].reason).c_str());
+    std::fprintf(f, "%s],\n  \"results\": [", skipped.empty() ? "" : "\n  ");
+    for (size_t i = 0; i < rows_.size(); ++i) {
+        const row &r = rows_[i];
+        std::fprintf(f, "%s\n    {\"op\": \"gemm\", \"dt\": \"f32\", \"trans\": %s, ", i ? "," : "",
+                     json_str(r.p.trans()).c_str());
+        std::fprintf(f, "\"M\": %lld, \"N\": %lld, \"K\": %lld, \"source\": %s, ",
+                     (long long)r.p.M, (long long)r.p.N, (long long)r.p.K,
+                     json_str(r.p.source).c_str());
+        std::fprintf(f, "\"threads\": %d, \"isa\": %s, \"backend\": %s, \"variant\": %s, ",
+                     r.threads, json_str(r.isa).c_str(), json_str(r.backend).c_str(),
+                     json_str(r.variant).c_str());
+        std::fprintf(f, "\"cold\": %s, \"status\": %s, \"detail\": %s", r.cold ? "true" : "false",
+                     json_str(r.status).c_str(), json_str(r.detail).c_str());
+        if (r.timed) {
+            auto list = [](const std::vector<double> &v) {
+                std::string s = "[";
+                for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + num(v[k], "%.2f");
+                return s + "]";
+            };
+            std::fprintf(f, ",\n     \"anvil_gflops\": %s, \"anvil_spread\": %s, ",
+                         num(r.anvil_gflops, "%.3f").c_str(), num(r.anvil_spread, "%.4f").c_str());
+            std::fprintf(f, "\"anvil_trials_gflops\": %s, \"pct_peak\": %s",
+                         list(r.anvil_trials).c_str(), num(r.pct_peak, "%.2f").c_str());
+            if (r.p.M <= 4) std::fprintf(f, ", \"anvil_gbps\": %s", num(r.anvil_gbps, "%.2f").c_str());
+            if (!r.peer.empty()) {
+                std::fprintf(f, ",\n     \"peer\": %s, \"peer_impl\": %s, \"peer_gflops\": %s, ",
+                             json_str(r.peer).c_str(), json_str(r.peer_impl).c_str(),
+                             num(r.peer_gflops, "%.3f").c_str());
+                std::fprintf(f, "\"peer_spread\": %s, \"peer_trials_gflops\": %s, ",
+                             num(r.peer_spread, "%.4f").c_str(), list(r.peer_trials).c_str());
+                std::fprintf(f, "\"peer_pct_peak\": %s, \"ratio\": %s",
+                             num(r.peer_pct_peak, "%.2f").c_str(), num(r.ratio, "%.4f").c_str());
+                if (r.p.M <= 4)
+                    std::fprintf(f, ", \"peer_gbps\": %s", num(r.peer_gbps, "%.2f").c_str());
+            }
+        }
+        std::fprintf(f, "}");
+    }
+    std::fprintf(f, "%s]\n}\n", rows_.empty() ? "" : "\n  ");
+    std::fflush(f);
+}
+
+}  // namespace anvil_bench

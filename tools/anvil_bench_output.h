@@ -1,0 +1,68 @@
+// anvil-bench: results as text, CSV and JSON.
+//
+// CSV: a header, then one line per problem with the columns
+//   op,dt,trans,M,N,K,threads,isa,anvil_gflops,peer,peer_gflops,ratio,pct_peak,status
+// followed by extra columns (variant,anvil_spread_pct,peer_spread_pct,
+// anvil_gbps,peer_gbps,peer_pct_peak,peer_impl,backend).  JSON holds the same
+// rows plus the run's metadata (CPU, peak, versions) and per-trial figures.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "anvil_bench_cli.h"
+#include "anvil_bench_problem.h"
+
+namespace anvil_bench {
+
+struct row {
+    gemm_problem p;
+    int threads = 1;
+    std::string isa, backend;
+    std::string variant = "plain";   // plain | planned
+    bool cold = false;
+    std::string status;              // PASS | FAIL | ERROR
+    std::string detail;              // check details / error text
+    // perf
+    bool timed = false;
+    double anvil_gflops = 0, anvil_spread = 0, anvil_gbps = 0;
+    std::vector<double> anvil_trials;   // GFLOP/s per trial
+    std::string peer, peer_impl;
+    double peer_gflops = 0, peer_spread = 0, peer_gbps = 0;
+    std::vector<double> peer_trials;
+    double ratio = 0, pct_peak = 0, peer_pct_peak = 0;
+};
+
+struct run_info {
+    std::string anvil_version, onednn_version;
+    std::string cpu, features;
+    std::string mode;
+    int threads = 1;
+    std::string isa, backend;
+    std::string peak_probe;
+    double peak_gflops = 0;
+    bool pinned = false;
+    std::string affinity;
+};
+
+class reporter {
+public:
+    reporter(const options &o, const run_info &info);
+    ~reporter();
+    // Where human-readable text goes (stderr when CSV or JSON use stdout).
+    std::FILE *text() const { return text_; }
+    void add(const row &r);
+    void finish(int failures, const std::vector<skipped_line> &skipped);
+
+private:
+    void text_row(const row &r);
+    void csv_row(const row &r);
+    const options &o_;
+    run_info info_;
+    std::FILE *text_ = stdout;
+    std::FILE *csv_ = nullptr;
+    std::FILE *json_ = nullptr;
+    std::vector<row> rows_;
+};
+
+}  // namespace anvil_bench

@@ -1,0 +1,30 @@
+// anvil-bench: this CPU's measured fp32 FMA peak and read bandwidth.
+//
+// The FMA probe runs vfmadd231ps on 16 independent zmm accumulators (AVX-512
+// CPUs) or 12 ymm accumulators (AVX2 + FMA), 64 / 48 FMAs per loop iteration,
+// on every requested thread at once; the best of several short runs is the
+// peak.  The read sweep streams a buffer (256 MiB by default, split between
+// the threads) and reports the best pass in GB/s.  Nothing is pinned.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace anvil_bench {
+
+struct peak_result {
+    std::string probe;    // "zmm vfmadd231ps x16 acc" ...
+    int threads = 1;
+    double gflops = 0;
+};
+
+peak_result measure_fma_peak(int threads, double seconds);
+double measure_read_gbps(int threads, size_t bytes, double seconds);
+
+// Per-ISA loops (compiled with -mavx512f -mfma / -mavx2 -mfma in their own
+// files).  Return a value derived from the accumulators so nothing is dropped.
+float fma_loop_zmm(int64_t iters);   // iters * 64 zmm FMAs (32 flop each)
+float fma_loop_ymm(int64_t iters);   // iters * 48 ymm FMAs (16 flop each)
+uint64_t read_sweep_avx2(const void *p, size_t bytes);
+
+}  // namespace anvil_bench

@@ -1,0 +1,195 @@
+// anvil-info: what anvil sees on this machine and what it would do.
+//
+//   anvil-info                          version, CPU, features, tiers, caches, threads, cache
+//   anvil-info --shape MxNxK [--trans NT]   anvil_explain_sgemm for one shape (nothing runs)
+//   anvil-info --explain MxNxK --dt f32     same
+//   options: --isa CAP (anvil_set_max_isa first), --threads N
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "anvil_bench_problem.h"
+#include "cpu/isa.h"
+#include "gemm/backend.h"
+
+namespace {
+
+void usage(std::FILE *f) {
+    std::fputs(
+        "usage: anvil-info [--isa CAP] [--threads N]\n"
+        "       anvil-info --shape MxNxK [--trans NN|NT|TN|TT] [--isa CAP] [--threads N]\n"
+        "       anvil-info --explain MxNxK [--dt f32] [--trans ..]\n"
+        "Shapes may also be given as benchdnn's MxK:KxN.\n",
+        f);
+}
+
+std::string bytes_str(int64_t b) {
+    if (b >= (int64_t(1) << 20) && b % (int64_t(1) << 20) == 0)
+        return std::to_string(b >> 20) + " MiB";
+    if (b >= 1024 && b % 1024 == 0) return std::to_string(b >> 10) + " KiB";
+    return std::to_string(b) + " B";
+}
+
+int explain(const anvil_bench::gemm_problem &p) {
+    size_t needed = 0;
+    anvil_status_t st = anvil_explain_sgemm(p.ta, p.tb, p.M, p.N, p.K, nullptr, 0, &needed);
+    if (st != anvil_success) {
+        std::fprintf(stderr, "anvil-info: anvil_explain_sgemm: %s\n", anvil_status_str(st));
+        return 1;
+    }
+    std::vector<char> buf(needed + 1);
+    st = anvil_explain_sgemm(p.ta, p.tb, p.M, p.N, p.K, buf.data(), buf.size(), &needed);
+    if (st != anvil_success) {
+        std::fprintf(stderr, "anvil-info: anvil_explain_sgemm: %s\n", anvil_status_str(st));
+        return 1;
+    }
+    std::fputs(buf.data(), stdout);
+    const double flop = 2.0 * double(p.M) * double(p.N) * double(p.K);
+    std::printf("flops per call=%.0f  A=%s B=%s C=%s\n", flop, bytes_str(4 * p.M * p.K).c_str(),
+                bytes_str(4 * p.K * p.N).c_str(), bytes_str(4 * p.M * p.N).c_str());
+    return 0;
+}
+
+void describe_machine() {
+    using namespace anvil;
+    const cpu::cpu_info &ci = cpu::info();
+    std::printf("anvil %s\n", anvil_version());
+    std::printf("cpu:            %s | %s\n", ci.vendor.c_str(), ci.brand.c_str());
+    static const std::pair<uint32_t, const char *> feats[] = {
+        {cpu::f_avx2, "avx2"},
+        {cpu::f_avx2_vnni, "avx2_vnni"},
+        {cpu::f_avx512_core, "avx512_core"},
+        {cpu::f_avx512_vnni, "avx512_core_vnni"},
+        {cpu::f_avx512_bf16, "avx512_core_bf16"},
+        {cpu::f_amx_tile, "amx_tile"},
+        {cpu::f_amx_bf16, "amx_bf16"},
+        {cpu::f_amx_int8, "amx_int8"}};
+    std::printf("features:      ");
+    for (const auto &f : feats)
+        std::printf(" %s=%s", f.second, (ci.detected & f.first) ? "yes" : "no");
+    std::printf("\n");
+    const anvil_isa_t detected = anvil_get_detected_isa();
+    const anvil_isa_t effective = anvil_get_effective_isa();
+    std::printf("detected tier:  %s\n", anvil_isa_name(detected));
+    const char *env = std::getenv("ANVIL_MAX_ISA");
+    anvil_isa_t cap_tier;
+    std::string env_note;
+    if (env && *env && !cpu::parse_isa_name(env, &cap_tier)) env_note = " (not a tier name: ignored)";
+    std::printf("ANVIL_MAX_ISA:  %s%s\n", env && *env ? env : "(unset)", env_note.c_str());
+    std::printf("effective tier: %s%s\n", anvil_isa_name(effective),
+                effective < detected ? "  (capped)" : "");
+    const uint32_t eff = cpu::effective_features(false);
+    if (eff != ci.detected)
+        std::printf("disabled by the cap: %s\n",
+                    cpu::features_string(ci.detected & ~eff).c_str());
+    const gemm::backend &be = gemm::select_backend();
+    std::printf("fp32 backend:   %s (tier %s, mr=%d nr=%d)\n", be.name(),
+                anvil_isa_name(be.tier()), be.mr(), be.nr());
+    std::printf("backends:      ");
+    for (int t = anvil_isa_scalar; t <= anvil_isa_amx; ++t) {
+        const gemm::backend *b = gemm::backend_for_tier(anvil_isa_t(t));
+        std::printf(" %s->%s", anvil_isa_name(anvil_isa_t(t)),
+                    t > int(detected) ? "n/a(cpu)" : b ? b->name() : "n/a");
+    }
+    std::printf("\n");
+    std::printf("caches:         L1d %s, L2 %s, L3 %s\n", bytes_str(ci.caches.l1d).c_str(),
+                bytes_str(ci.caches.l2).c_str(), bytes_str(ci.caches.l3).c_str());
+    if (!ci.l3_note.empty()) std::printf("L3 note:        %s\n", ci.l3_note.c_str());
+    const char *omp = std::getenv("OMP_NUM_THREADS");
+    std::printf("threads:        %d (OMP_NUM_THREADS=%s)\n", anvil_get_num_threads(),
+                omp ? omp : "unset");
+    anvil_cache_stats_t cs{};
+    if (anvil_get_kernel_cache_stats(&cs) == anvil_success)
+        std::printf("kernel cache:   capacity %lld, cached %lld, hits %lld, misses %lld, "
+                    "evictions %lld, generation %.3f ms\n",
+                    (long long)cs.capacity, (long long)cs.size, (long long)cs.hits,
+                    (long long)cs.misses, (long long)cs.evictions, cs.generation_seconds * 1e3);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    std::string shape, trans = "NN", isa;
+    int threads = 0;
+    for (size_t i = 0; i < args.size(); ++i) {
+        std::string a = args[i], v;
+        const size_t eq = a.find('=');
+        bool inline_val = false;
+        if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+            v = a.substr(eq + 1);
+            a = a.substr(0, eq);
+            inline_val = true;
+        }
+        auto value = [&]() -> bool {
+            if (inline_val) return true;
+            if (i + 1 >= args.size()) {
+                std::fprintf(stderr, "anvil-info: %s needs a value\n", a.c_str());
+                return false;
+            }
+            v = args[++i];
+            return true;
+        };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        } else if (a == "--shape" || a == "--explain") {
+            if (!value()) return 2;
+            shape = v;
+        } else if (a == "--trans") {
+            if (!value()) return 2;
+            trans = v;
+        } else if (a == "--dt") {
+            if (!value()) return 2;
+            if (v != "f32") {
+                std::fprintf(stderr, "anvil-info: --dt %s: only f32 is implemented\n", v.c_str());
+                return 2;
+            }
+        } else if (a == "--isa") {
+            if (!value()) return 2;
+            isa = v;
+        } else if (a == "--threads") {
+            if (!value()) return 2;
+            threads = std::atoi(v.c_str());
+            if (threads < 1) {
+                std::fprintf(stderr, "anvil-info: --threads %s: expected >= 1\n", v.c_str());
+                return 2;
+            }
+        } else {
+            std::fprintf(stderr, "anvil-info: unknown argument %s\n", args[i].c_str());
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!isa.empty()) {
+        anvil_isa_t t;
+        if (!anvil::cpu::parse_isa_name(isa, &t)) {
+            std::fprintf(stderr, "anvil-info: unknown --isa %s\n", isa.c_str());
+            return 2;
+        }
+        const anvil_status_t st = anvil_set_max_isa(t);
+        if (st != anvil_success) {
+            std::fprintf(stderr, "anvil-info: anvil_set_max_isa: %s\n", anvil_status_str(st));
+            return 2;
+        }
+    }
+    if (threads > 0) anvil_set_num_threads(threads);
+    if (shape.empty()) {
+        describe_machine();
+        return 0;
+    }
+    anvil_bench::gemm_problem p;
+    std::string why;
+    char ta = 'N', tb = 'N';
+    if (!anvil_bench::parse_trans(trans, &ta, &tb)) {
+        std::fprintf(stderr, "anvil-info: --trans %s: expected NN, NT, TN or TT\n", trans.c_str());
+        return 2;
+    }
+    if (!anvil_bench::parse_problem(shape, ta, tb, &p, &why)) {
+        std::fprintf(stderr, "anvil-info: shape %s: %s\n", shape.c_str(), why.c_str());
+        return 2;
+    }
+    return explain(p);
+}
