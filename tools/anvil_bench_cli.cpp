@@ -25,7 +25,7 @@ void print_usage(std::FILE *f) {
         "         and oneDNN's prepacked matmul.\n"
         "  perf   anvil and the peer alternating on the same buffers: warm-up, trials of\n"
         "         >= 0.3 s, median per trial, best trial median and spread; GFLOP/s,\n"
-        "         %% of the measured peak, ratio anvil/peer; results are checked after\n"
+        "         % of the measured peak, ratio anvil/peer; results are checked after\n"
         "         every trial.  Peer: dnnl_sgemm, or with --planned the oneDNN matmul\n"
         "         primitive with prepacked weights vs anvil's planned handle (packing\n"
         "         outside the timing).  For M <= 4 also GB/s of weights; --cold rotates\n"

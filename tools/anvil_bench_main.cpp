@@ -82,8 +82,7 @@ int main(int argc, char **argv) {
     options o;
     std::string err;
     if (!parse_cli(argc, argv, &o, &err)) {
-        std::fprintf(stderr, "anvil-bench: %s\n\n", err.c_str());
-        print_usage(stderr);
+        std::fprintf(stderr, "anvil-bench: %s (see anvil-bench --help)\n", err.c_str());
         return 2;
     }
     if (o.command == "help") {

@@ -74,11 +74,18 @@ void reporter::text_row(const row &r) {
                  r.p.trans().c_str(), r.p.shape().c_str(), r.threads, r.isa.c_str(),
                  r.cold ? " cold" : "");
     if (r.timed) {
-        std::fprintf(f, "anvil %8.2f GFLOP/s (%5.1f%% peak, spread %4.1f%%)", r.anvil_gflops,
-                     r.pct_peak, 100 * r.anvil_spread);
+        if (r.pct_peak > 0)
+            std::fprintf(f, "anvil %8.2f GFLOP/s (%5.1f%% peak, spread %4.1f%%)", r.anvil_gflops,
+                         r.pct_peak, 100 * r.anvil_spread);
+        else
+            std::fprintf(f, "anvil %8.2f GFLOP/s (spread %4.1f%%)", r.anvil_gflops,
+                         100 * r.anvil_spread);
         if (!r.peer.empty())
-            std::fprintf(f, " | %s %8.2f (%5.1f%%, spread %4.1f%%) | ratio %.2f", r.peer.c_str(),
-                         r.peer_gflops, r.peer_pct_peak, 100 * r.peer_spread, r.ratio);
+            std::fprintf(f, " | %s%s%s%s %8.2f (%5.1f%%, spread %4.1f%%) | ratio %.2f",
+                         r.peer.c_str(), r.peer_impl == "dnnl_sgemm" ? "" : " [",
+                         r.peer_impl == "dnnl_sgemm" ? "" : r.peer_impl.c_str(),
+                         r.peer_impl == "dnnl_sgemm" ? "" : "]", r.peer_gflops, r.peer_pct_peak,
+                         100 * r.peer_spread, r.ratio);
         if (r.p.M <= 4) {
             std::fprintf(f, " | weights GB/s anvil %.1f", r.anvil_gbps);
             if (!r.peer.empty()) std::fprintf(f, " %s %.1f", r.peer.c_str(), r.peer_gbps);
@@ -90,19 +97,21 @@ void reporter::text_row(const row &r) {
 }
 
 void reporter::csv_row(const row &r) {
-    auto g = [&](double v) { return r.timed ? num(v, "%.2f") : std::string(); };
-    const bool has_peer = r.timed && !r.peer.empty();
-    std::fprintf(csv_, "gemm,f32,%s,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
-                 r.p.trans().c_str(), (long long)r.p.M, (long long)r.p.N, (long long)r.p.K,
-                 r.threads, r.isa.c_str(), g(r.anvil_gflops).c_str(), csv_field(r.peer).c_str(),
-                 has_peer ? g(r.peer_gflops).c_str() : "",
-                 has_peer ? num(r.ratio, "%.3f").c_str() : "", g(r.pct_peak).c_str(),
-                 r.status.c_str(), (r.variant + (r.cold ? "_cold" : "")).c_str(),
-                 g(100 * r.anvil_spread).c_str(), has_peer ? g(100 * r.peer_spread).c_str() : "",
-                 r.timed && r.p.M <= 4 ? g(r.anvil_gbps).c_str() : "",
-                 has_peer && r.p.M <= 4 ? g(r.peer_gbps).c_str() : "",
-                 has_peer ? g(r.peer_pct_peak).c_str() : "", csv_field(r.peer_impl).c_str(),
-                 csv_field(r.backend).c_str());
+    const bool t = r.timed, peer = r.timed && !r.peer.empty(), gb = r.p.M <= 4;
+    auto g = [](bool on, double v) { return on ? num(v, "%.2f") : std::string(); };
+    const std::vector<std::string> f = {
+        "gemm", "f32", r.p.trans(), std::to_string(r.p.M), std::to_string(r.p.N),
+        std::to_string(r.p.K), std::to_string(r.threads), r.isa,
+        g(t, r.anvil_gflops), csv_field(r.peer), g(peer, r.peer_gflops),
+        peer ? num(r.ratio, "%.3f") : "", g(t && r.pct_peak > 0, r.pct_peak), r.status,
+        // extra columns
+        r.variant + (r.cold ? "_cold" : ""), g(t, 100 * r.anvil_spread),
+        g(peer, 100 * r.peer_spread), g(t && gb, r.anvil_gbps), g(peer && gb, r.peer_gbps),
+        g(peer && r.peer_pct_peak > 0, r.peer_pct_peak), csv_field(r.peer_impl),
+        csv_field(r.backend)};
+    std::string line;
+    for (size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
+    std::fprintf(csv_, "%s\n", line.c_str());
     std::fflush(csv_);
 }
 
