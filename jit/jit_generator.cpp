@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "common/env.h"
 #include "common/verbose.h"
@@ -51,6 +52,12 @@ void append_perf_map(const void *addr, size_t size, const std::string &name) {
 }
 
 }  // namespace
+
+uint8_t *jit_generator::scratch_buffer() {
+    // One generator per thread at a time (generation never nests).
+    thread_local std::vector<uint8_t> buf(kMaxCodeBytes);
+    return buf.data();
+}
 
 void jit_generator::preamble(std::initializer_list<Xbyak::Reg64> saved) {
     push(rbp);

@@ -15,8 +15,10 @@ namespace anvil::jit {
 
 class jit_generator : public Xbyak::CodeGenerator {
 public:
-    explicit jit_generator(size_t max_code_bytes = 64 * 1024)
-        : Xbyak::CodeGenerator(max_code_bytes, Xbyak::DontSetProtectRWE) {}
+    static constexpr size_t kMaxCodeBytes = 64 * 1024;
+    // Xbyak writes into a per-thread heap buffer (plain RW memory, never
+    // executable), which saves a map/unmap pair per kernel.
+    jit_generator() : Xbyak::CodeGenerator(kMaxCodeBytes, scratch_buffer()) {}
 
     // Copies the emitted code into an executable mapping and wraps it as a
     // cache kernel named `name`; honours ANVIL_JIT_DUMP and ANVIL_JIT_PROFILE.
@@ -30,6 +32,7 @@ protected:
     void postamble();
 
 private:
+    static uint8_t *scratch_buffer();
     std::vector<Xbyak::Reg64> saved_;
 };
 

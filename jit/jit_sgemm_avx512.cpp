@@ -17,8 +17,7 @@ std::string jit_sgemm_avx512::kernel_name(const gemm::ukernel_desc &d) {
 }
 
 jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
-    : jit_generator(32 * 1024),
-      d_(d),
+    : d_(d),
       m_(d.m),
       n_(d.n),
       nv_((d.n + kLanes - 1) / kLanes),
@@ -74,6 +73,15 @@ Address jit_sgemm_avx512::b_addr(int u, int j) {
 }
 
 void jit_sgemm_avx512::load_args() {
+    // Touch the C tile first: its lines arrive while the K loop runs
+    // (C is revisited once per K block and is usually out of L1 by then).
+    mov(reg_a5, ptr[reg_args + offsetof(ukernel_args, c)]);
+    mov(reg_astr, ptr[reg_args + offsetof(ukernel_args, ldc)]);
+    shl(reg_astr, 2);
+    for (int i = 0; i < m_; ++i) {
+        for (int j = 0; j < nv_; ++j) prefetchw(ptr[reg_a5 + j * kLanes * 4]);
+        if (i + 1 < m_) add(reg_a5, reg_astr);
+    }
     // Opmask for the last, partial vector of a row: loads of B and C and
     // stores of C never touch columns >= n.
     if (n_ % kLanes != 0) {

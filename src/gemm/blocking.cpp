@@ -22,8 +22,10 @@ constexpr int64_t kDirectABytes = 64 * 1024;
 
 }  // namespace
 
+bool a_stride_aliases_l1(int64_t lda) { return (lda * int64_t(sizeof(float))) % 2048 == 0; }
+
 blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
-                         int64_t K, bool b_prepacked) {
+                         int64_t K, int64_t lda, bool b_prepacked) {
     (void)transa;
     const cpu::cache_sizes &cs = cpu::info().caches;
     blocking b;
@@ -42,11 +44,11 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     // revisited for every mc block: half of the L3 share.
     b.nc = std::clamp<int64_t>(round_down(cs.l3 / 2 / (b.kc * fsz), b.nr), b.nr, 1 << 20);
 
-    // A is read in place for the batch-1 inference rows and whenever it is
-    // small enough to stay in L1/L2 across all panels (no copy to amortise).
-    b.pack_a = M > kSmallM && M * K * fsz > kDirectABytes;
-    b.balanced_rows = !b.pack_a;
-    if (!b.pack_a) b.mc = M;  // one row block, tiles balanced within it
+    // A is read in place (no copy to amortise) unless its stride makes the
+    // rows of a tile collide in L1; the micro-kernels read it in either
+    // orientation, and the mc x kc block still stays in L2 across panels.
+    b.pack_a = M > kSmallM && a_stride_aliases_l1(lda) && M * K * fsz > kDirectABytes;
+    if (M <= kSmallM) b.mc = M;  // one row block: the batch-1 inference rows
 
     // B is copied into panels when it is transposed or large, except for
     // small M: there every element of B is used by at most a few rows, so

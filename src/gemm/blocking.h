@@ -14,14 +14,18 @@ struct blocking {
     int64_t nc = 0;      // columns of B packed at once (kc x nc lives in L3)
     bool pack_a = false; // copy A into mr-row panels (else read it in place)
     bool pack_b = false; // copy B into nr-wide panels (else read it in place)
-    bool balanced_rows = false;  // split M into near-equal row tiles (unpacked A)
 };
 
 // The blocking for one problem.  Depends only on the shape, transposes,
 // backend and cache sizes, never on the thread count, so results are
 // bitwise identical for any number of threads.
 blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
-                         int64_t K, bool b_prepacked);
+                         int64_t K, int64_t lda, bool b_prepacked);
+
+// True when A's rows (or, transposed, its k-columns) lie a multiple of
+// 2 KiB apart: at most two L1 sets then hold all the lines a micro-kernel
+// walks, and reading A in place thrashes L1.
+bool a_stride_aliases_l1(int64_t lda);
 
 std::string describe(const blocking &b);
 

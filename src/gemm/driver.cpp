@@ -100,31 +100,20 @@ struct small_set {
     }
 };
 
-// Row tiles of one row block: either mr-high panels (packed A; the last may
-// be short) or near-equal tiles (A in place: M = 16 runs as 8 + 8 rather
-// than 12 + 4, which keeps both tiles' FMA-to-load ratio up).
+// Row tiles of one row block: near-equal heights (M = 16 runs as 8 + 8 and
+// M = 64 as 6 tiles of 10-11 rather than 12 + 4 or 5 x 12 + 4), which keeps
+// every tile's FMA-to-load ratio up.  The first rem tiles get base + 1 rows.
 struct row_tiles {
-    int64_t count = 0, base = 0, rem = 0;  // balanced: first rem tiles get base+1 rows
-    bool balanced = false;
-    int64_t mr = 0, rows = 0;
-    int64_t start(int64_t t) const {
-        return balanced ? t * base + std::min(t, rem) : t * mr;
-    }
-    int64_t height(int64_t t) const {
-        return balanced ? base + (t < rem ? 1 : 0) : std::min(mr, rows - t * mr);
-    }
+    int64_t count = 0, base = 0, rem = 0;
+    int64_t start(int64_t t) const { return t * base + std::min(t, rem); }
+    int64_t height(int64_t t) const { return base + (t < rem ? 1 : 0); }
 };
 
-row_tiles make_row_tiles(int64_t rows, int64_t mr, bool balanced) {
+row_tiles make_row_tiles(int64_t rows, int64_t mr) {
     row_tiles r;
     r.count = ceil_div(rows, mr);
-    r.balanced = balanced;
-    r.mr = mr;
-    r.rows = rows;
-    if (balanced) {
-        r.base = rows / r.count;
-        r.rem = rows % r.count;
-    }
+    r.base = rows / r.count;
+    r.rem = rows % r.count;
     return r;
 }
 
@@ -147,13 +136,13 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
         return anvil_success;
     }
     const bool prepacked = p.packed_b != nullptr;
-    const blocking blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, prepacked);
+    const blocking blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, p.lda, prepacked);
     const int64_t mr = blk.mr;
     // Panel width: the packed width, or wider when B is read in place by
     // short row tiles (see backend::max_n).
     const bool b_in_place = !prepacked && !blk.pack_b;
-    const int64_t tallest = blk.pack_a ? std::min<int64_t>(mr, p.M)
-                                       : make_row_tiles(p.M, mr, true).height(0);
+    const int64_t tallest =
+        make_row_tiles(std::min(blk.mc, p.M), mr).height(0);
     const int64_t nr = b_in_place ? be.max_n(int(tallest)) : blk.nr;
 
     // A's addressing inside the kernels.
@@ -165,15 +154,10 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     kernel_table kernels(be, acc, p.alpha == 1.0f);
     {
         small_set heights, widths;
-        if (blk.pack_a) {
-            heights.add(std::min<int64_t>(mr, p.M));
-            // Short last panels: of the whole M and of the last mc block.
-            if (p.M % mr) heights.add(p.M % mr);
-            const int64_t last_rows = p.M - (p.M - 1) / blk.mc * blk.mc;
-            if (last_rows % mr) heights.add(last_rows % mr);
-            if (blk.mc % mr) heights.add(blk.mc % mr);
-        } else {
-            const row_tiles rt = make_row_tiles(p.M, mr, true);
+        // Row tiles of a full mc block and of the last (possibly short) one.
+        const int64_t last_rows = p.M - (p.M - 1) / blk.mc * blk.mc;
+        for (int64_t rows : {std::min(blk.mc, p.M), last_rows}) {
+            const row_tiles rt = make_row_tiles(rows, mr);
             heights.add(rt.height(0));
             heights.add(rt.height(rt.count - 1));
         }
@@ -254,36 +238,40 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
                 const int64_t i0 = rb * blk.mc;
                 const int64_t mcur = std::min(blk.mc, p.M - i0);
                 const int64_t q0 = panels * g / groups, q1 = panels * (g + 1) / groups;
-                const row_tiles rt = make_row_tiles(mcur, mr, blk.balanced_rows);
+                const row_tiles rt = make_row_tiles(mcur, mr);
 
-                const float *abase;
-                int64_t a_rs, a_cs, a_tile_stride;  // a_tile_stride: per row of tile start
+                // Panel r of the packed block starts at start(r) * kcur and
+                // is read with a_cs = its height.
+                float *abuf = nullptr;
                 if (blk.pack_a) {
-                    float *abuf = t_a_scratch.get(blk.mc * blk.kc);
+                    abuf = t_a_scratch.get(blk.mc * blk.kc);
                     if (!abuf) {
                         a_ok = false;
                         return;
                     }
-                    pack_a_panels(p.A, p.lda, p.transa, i0, mcur, pc, kcur, int(mr), abuf);
-                    abase = abuf;
-                    a_rs = 1;
-                    a_cs = mr;
-                    a_tile_stride = kcur;  // panel r at abuf + r*kc*mr = start(r)*kc
-                } else if (p.transa) {
-                    abase = p.A + pc * p.lda + i0;
-                    a_rs = 1;
-                    a_cs = p.lda;
-                    a_tile_stride = 1;
-                } else {
-                    abase = p.A + i0 * p.lda + pc;
-                    a_rs = p.lda;
-                    a_cs = 1;
-                    a_tile_stride = p.lda;
+                    for (int64_t r = 0; r < rt.count; ++r)
+                        pack_a_panel(p.A, p.lda, p.transa, i0 + rt.start(r), rt.height(r), pc,
+                                     kcur, abuf + rt.start(r) * kcur);
                 }
+                // Address of A(row0, pc) and strides for a tile starting at row0.
+                auto a_tile = [&](int64_t r, ukernel_args *args) {
+                    const int64_t row0 = i0 + rt.start(r);
+                    if (abuf) {
+                        args->a = abuf + rt.start(r) * kcur;
+                        args->a_rs = 1;
+                        args->a_cs = rt.height(r);
+                    } else if (p.transa) {
+                        args->a = p.A + pc * p.lda + row0;
+                        args->a_rs = 1;
+                        args->a_cs = p.lda;
+                    } else {
+                        args->a = p.A + row0 * p.lda + pc;
+                        args->a_rs = p.lda;
+                        args->a_cs = 1;
+                    }
+                };
 
                 ukernel_args args;
-                args.a_rs = a_rs;
-                args.a_cs = a_cs;
                 args.ldc = p.ldc;
                 args.k = kcur;
                 args.alpha = p.alpha;
@@ -295,7 +283,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
                     args.n = w;
                     for (int64_t r = 0; r < rt.count; ++r) {
                         const int64_t rs = rt.start(r), h = rt.height(r);
-                        args.a = abase + rs * a_tile_stride;
+                        a_tile(r, &args);
                         args.c = p.C + (i0 + rs) * p.ldc + j0;
                         args.m = h;
                         kernels.find(h, w, bk)(&args);

@@ -3,30 +3,85 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
 namespace anvil::gemm {
+namespace {
+
+// dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols.
+// 4 x 4 blocks go through SSE registers (baseline on x86-64), several times
+// faster than element copies; the edges are copied element by element.
+void transpose_block(const float *src, int64_t ld_src, int64_t rows, int64_t cols, float *dst,
+                     int64_t ld_dst) {
+    int64_t r = 0;
+#if defined(__SSE2__)
+    for (; r + 4 <= rows; r += 4) {
+        const float *s0 = src + r * ld_src, *s1 = s0 + ld_src, *s2 = s1 + ld_src,
+                    *s3 = s2 + ld_src;
+        int64_t c = 0;
+        for (; c + 4 <= cols; c += 4) {
+            __m128 a = _mm_loadu_ps(s0 + c), b = _mm_loadu_ps(s1 + c);
+            __m128 x = _mm_loadu_ps(s2 + c), y = _mm_loadu_ps(s3 + c);
+            _MM_TRANSPOSE4_PS(a, b, x, y);
+            _mm_storeu_ps(dst + (c + 0) * ld_dst + r, a);
+            _mm_storeu_ps(dst + (c + 1) * ld_dst + r, b);
+            _mm_storeu_ps(dst + (c + 2) * ld_dst + r, x);
+            _mm_storeu_ps(dst + (c + 3) * ld_dst + r, y);
+        }
+        for (; c < cols; ++c) {
+            dst[c * ld_dst + r + 0] = s0[c];
+            dst[c * ld_dst + r + 1] = s1[c];
+            dst[c * ld_dst + r + 2] = s2[c];
+            dst[c * ld_dst + r + 3] = s3[c];
+        }
+    }
+#endif
+    for (; r < rows; ++r) {
+        const float *s = src + r * ld_src;
+        for (int64_t c = 0; c < cols; ++c) dst[c * ld_dst + r] = s[c];
+    }
+}
+
+// Copies one B row segment into a panel row; full panels of the common
+// width use a fixed-size copy the compiler inlines (no libc call per row).
+inline void copy_row(float *dst, const float *src, int64_t w, int nr) {
+    if (w == 32 && nr == 32) {
+        std::memcpy(dst, src, 32 * sizeof(float));
+    } else if (w == 16 && nr == 16) {
+        std::memcpy(dst, src, 16 * sizeof(float));
+    } else {
+        for (int64_t j = 0; j < w; ++j) dst[j] = src[j];
+        for (int64_t j = w; j < nr; ++j) dst[j] = 0.0f;
+    }
+}
+
+}  // namespace
 
 void pack_b_panel_range(const float *B, int64_t ldb, bool transb, int64_t k0, int64_t kc,
                         int64_t n0, int64_t nc, int nr, int64_t p0, int64_t p1, float *dst) {
+    if (!transb) {
+        // Row by row, so B is read sequentially (it usually comes from DRAM);
+        // the writes fan out over the panels, which sit in cache.
+        for (int64_t k = 0; k < kc; ++k) {
+            const float *src = B + (k0 + k) * ldb + n0;
+            for (int64_t p = p0; p < p1; ++p) {
+                const int64_t w = std::min<int64_t>(nr, nc - p * nr);
+                copy_row(dst + p * kc * nr + k * nr, src + p * nr, w, nr);
+            }
+        }
+        return;
+    }
+    // op(B)(k, j) = B[j * ldb + k]: each panel is a transpose of w rows of B.
     for (int64_t p = p0; p < p1; ++p) {
         float *out = dst + p * kc * nr;
         const int64_t j0 = n0 + p * nr;
         const int64_t w = std::min<int64_t>(nr, n0 + nc - j0);
-        if (!transb) {
-            for (int64_t k = 0; k < kc; ++k) {
-                const float *src = B + (k0 + k) * ldb + j0;
-                std::memcpy(out + k * nr, src, size_t(w) * sizeof(float));
-                if (w < nr) std::memset(out + k * nr + w, 0, size_t(nr - w) * sizeof(float));
-            }
-        } else {
-            // op(B)(k, j) = B[j * ldb + k]: walk each source row (contiguous in k).
-            if (w < nr)
-                for (int64_t k = 0; k < kc; ++k)
-                    std::memset(out + k * nr + w, 0, size_t(nr - w) * sizeof(float));
-            for (int64_t j = 0; j < w; ++j) {
-                const float *src = B + (j0 + j) * ldb + k0;
-                for (int64_t k = 0; k < kc; ++k) out[k * nr + j] = src[k];
-            }
-        }
+        transpose_block(B + j0 * ldb + k0, ldb, w, kc, out, nr);
+        if (w < nr)
+            for (int64_t k = 0; k < kc; ++k)
+                std::memset(out + k * nr + w, 0, size_t(nr - w) * sizeof(float));
     }
 }
 
@@ -35,23 +90,14 @@ void pack_b_panels(const float *B, int64_t ldb, bool transb, int64_t k0, int64_t
     pack_b_panel_range(B, ldb, transb, k0, kc, n0, nc, nr, 0, (nc + nr - 1) / nr, dst);
 }
 
-void pack_a_panels(const float *A, int64_t lda, bool transa, int64_t m0, int64_t mc, int64_t k0,
-                   int64_t kc, int mr, float *dst) {
-    const int64_t panels = (mc + mr - 1) / mr;
-    for (int64_t r = 0; r < panels; ++r) {
-        float *out = dst + r * kc * mr;
-        const int64_t i0 = m0 + r * mr;
-        const int64_t h = std::min<int64_t>(mr, m0 + mc - i0);
-        if (transa) {
-            // op(A)(i, k) = A[k * lda + i]: each k gives h contiguous values.
-            for (int64_t k = 0; k < kc; ++k)
-                std::memcpy(out + k * mr, A + (k0 + k) * lda + i0, size_t(h) * sizeof(float));
-        } else {
-            for (int64_t i = 0; i < h; ++i) {
-                const float *src = A + (i0 + i) * lda + k0;
-                for (int64_t k = 0; k < kc; ++k) out[k * mr + i] = src[k];
-            }
-        }
+void pack_a_panel(const float *A, int64_t lda, bool transa, int64_t i0, int64_t h, int64_t k0,
+                  int64_t kc, float *dst) {
+    if (transa) {
+        // op(A)(i, k) = A[k * lda + i]: each k gives h contiguous values.
+        for (int64_t k = 0; k < kc; ++k)
+            std::memcpy(dst + k * h, A + (k0 + k) * lda + i0, size_t(h) * sizeof(float));
+    } else {
+        transpose_block(A + i0 * lda + k0, lda, h, kc, dst, h);
     }
 }
 

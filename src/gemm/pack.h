@@ -13,11 +13,11 @@ void pack_b_panels(const float *B, int64_t ldb, bool transb, int64_t k0, int64_t
 void pack_b_panel_range(const float *B, int64_t ldb, bool transb, int64_t k0, int64_t kc,
                         int64_t n0, int64_t nc, int nr, int64_t p0, int64_t p1, float *dst);
 
-// A panels: mr rows, kc deep (rows past mc-1 are not written; kernels for
-// the last, short panel are specialised on its height):
-//   dst[r * kc * mr + k * mr + i] = op(A)(m0 + r * mr + i, k0 + k)
+// One A panel of h rows, kc deep, k-major (the micro-kernel then reads it
+// with a_rs = 1, a_cs = h):
+//   dst[k * h + i] = op(A)(i0 + i, k0 + k)
 // op(A)(m, k) = transa ? A[k * lda + m] : A[m * lda + k].
-void pack_a_panels(const float *A, int64_t lda, bool transa, int64_t m0, int64_t mc, int64_t k0,
-                   int64_t kc, int mr, float *dst);
+void pack_a_panel(const float *A, int64_t lda, bool transa, int64_t i0, int64_t h, int64_t k0,
+                  int64_t kc, float *dst);
 
 }  // namespace anvil::gemm
