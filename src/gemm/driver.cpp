@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 
+#include "cache/kernel_cache.h"
 #include "gemm/pack.h"
 #include "threading/parallel.h"
 
@@ -46,21 +47,27 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 class kernel_table {
 public:
     static constexpr int kMax = 24;
-    kernel_table(const backend &be, a_access acc, bool alpha_one)
-        : be_(be), acc_(acc), alpha_one_(alpha_one) {}
+    kernel_table() = default;
+    void reset(const backend &be, a_access acc, bool alpha_one) {
+        be_ = &be;
+        acc_ = acc;
+        alpha_one_ = alpha_one;
+        for (int i = 0; i < count_; ++i) entries_[i] = entry();
+        count_ = 0;
+    }
 
     anvil_status_t add(int64_t m, int64_t n, beta_kind bk) {
         if (find(m, n, bk)) return anvil_success;
         if (count_ == kMax) return anvil_runtime_error;
         ukernel_desc d{};
-        d.tier = uint8_t(be_.tier());
+        d.tier = uint8_t(be_->tier());
         d.m = uint8_t(m);
         d.n = uint8_t(n);
         d.a = acc_;
         d.beta = bk;
         d.alpha_one = alpha_one_ ? 1 : 0;
         entry &e = entries_[count_];
-        anvil_status_t st = be_.get(d, &e.ref);
+        anvil_status_t st = be_->get(d, &e.ref);
         if (st != anvil_success) return st;
         e.m = int(m);
         e.n = int(n);
@@ -82,9 +89,9 @@ private:
         beta_kind bk = beta_kind::zero;
         ukernel_ref ref;
     };
-    const backend &be_;
-    a_access acc_;
-    bool alpha_one_;
+    const backend *be_ = nullptr;
+    a_access acc_ = a_access::k_strided;
+    bool alpha_one_ = true;
     entry entries_[kMax];
     int count_ = 0;
 };
@@ -117,6 +124,194 @@ row_tiles make_row_tiles(int64_t rows, int64_t mr) {
     return r;
 }
 
+// Everything about a call that depends only on its shape: blocking, panel
+// width, A addressing and the kernels.
+struct call_setup {
+    blocking blk;
+    int64_t nr = 0;
+    a_access acc = a_access::k_strided;
+    kernel_table kernels;
+};
+
+// What a call_setup was made for.  Pointers are not part of it: a server
+// repeating a shape with new data reuses the setup.
+struct setup_key {
+    const backend *be;
+    int64_t M, N, K, lda, ldb, ldc;
+    uint64_t cache_epoch;
+    uint8_t transa, transb, prepacked, alpha_one, beta, pad[3];
+    bool operator==(const setup_key &o) const {
+        return M == o.M && N == o.N && K == o.K && lda == o.lda && ldb == o.ldb &&
+               ldc == o.ldc && be == o.be && cache_epoch == o.cache_epoch &&
+               transa == o.transa && transb == o.transb && prepacked == o.prepacked &&
+               alpha_one == o.alpha_one && beta == o.beta;
+    }
+};
+
+setup_key make_key(const backend &be, const sgemm_problem &p) {
+    setup_key k;
+    std::memset(&k, 0, sizeof(k));  // padding too: keys compare bytewise
+    k.be = &be;
+    k.M = p.M;
+    k.N = p.N;
+    k.K = p.K;
+    k.lda = p.lda;
+    k.ldb = p.ldb;
+    k.ldc = p.ldc;
+    k.cache_epoch = cache::epoch();
+    k.transa = p.transa;
+    k.transb = p.transb;
+    k.prepacked = p.packed_b != nullptr;
+    k.alpha_one = p.alpha == 1.0f;
+    k.beta = uint8_t(classify_beta(p.beta));
+    return k;
+}
+
+anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s) {
+    const bool prepacked = p.packed_b != nullptr;
+    s->blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, p.lda, prepacked);
+    const blocking &blk = s->blk;
+    const int64_t mr = blk.mr;
+    // Panel width: the packed width, or wider when B is read in place by
+    // short row tiles (see backend::max_n).
+    const bool b_in_place = !prepacked && !blk.pack_b;
+    const int64_t tallest = make_row_tiles(std::min(blk.mc, p.M), mr).height(0);
+    const int64_t nr = s->nr = b_in_place ? be.max_n(int(tallest)) : blk.nr;
+    s->acc = blk.pack_a ? a_access::k_strided
+                        : (p.transa ? a_access::k_strided : a_access::row_major);
+
+    // Every kernel the call needs: row heights x {full, tail} panel width x
+    // {caller's beta on the first K block, beta = 1 on later ones}.
+    s->kernels.reset(be, s->acc, p.alpha == 1.0f);
+    small_set heights, widths;
+    // Row tiles of a full mc block and of the last (possibly short) one.
+    const int64_t last_rows = p.M - (p.M - 1) / blk.mc * blk.mc;
+    for (int64_t rows : {std::min(blk.mc, p.M), last_rows}) {
+        const row_tiles rt = make_row_tiles(rows, mr);
+        heights.add(rt.height(0));
+        heights.add(rt.height(rt.count - 1));
+    }
+    widths.add(std::min<int64_t>(nr, p.N));
+    // Tails: the last panel of the whole N and of each nc block.
+    if (p.N % nr) widths.add(p.N % nr);
+    const int64_t last_nc = p.N - (p.N - 1) / blk.nc * blk.nc;
+    if (last_nc % nr) widths.add(last_nc % nr);
+    if (blk.nc % nr) widths.add(blk.nc % nr);
+    const beta_kind first = classify_beta(p.beta);
+    const bool k_split = p.K > blk.kc;
+    for (int h = 0; h < heights.count; ++h)
+        for (int w = 0; w < widths.count; ++w) {
+            anvil_status_t st = s->kernels.add(heights.v[h], widths.v[w], first);
+            if (st == anvil_success && k_split && first != beta_kind::one)
+                st = s->kernels.add(heights.v[h], widths.v[w], beta_kind::one);
+            if (st != anvil_success) return st;
+        }
+    return anvil_success;
+}
+
+// A thread's most recent setups (a small LRU, like a JIT dispatcher's
+// handle cache): a repeated shape skips blocking and kernel lookups.  The
+// kernels it holds stay alive until the entry is replaced.
+class setup_memo {
+public:
+    static constexpr int kEntries = 4;
+    anvil_status_t find_or_prepare(const backend &be, const sgemm_problem &p,
+                                   const call_setup **out) {
+        const setup_key key = make_key(be, p);
+        for (int i = 0; i < kEntries; ++i) {
+            slot &e = slots_[i];
+            if (e.valid && e.key == key) {
+                e.stamp = ++clock_;
+                cache::note_front_hit();
+                *out = &e.setup;
+                return anvil_success;
+            }
+        }
+        slot *victim = &slots_[0];
+        for (int i = 1; i < kEntries; ++i)
+            if (slots_[i].stamp < victim->stamp) victim = &slots_[i];
+        victim->valid = false;
+        anvil_status_t st = prepare(be, p, &victim->setup);
+        if (st != anvil_success) return st;
+        victim->key = key;
+        victim->valid = true;
+        victim->stamp = ++clock_;
+        *out = &victim->setup;
+        return anvil_success;
+    }
+
+private:
+    struct slot {
+        bool valid = false;
+        uint64_t stamp = 0;
+        setup_key key{};
+        call_setup setup;
+    };
+    slot slots_[kEntries];
+    uint64_t clock_ = 0;
+};
+
+thread_local setup_memo t_memo;
+
+anvil_status_t find_or_prepare(const backend &be, const sgemm_problem &p,
+                               const call_setup **out) {
+    return t_memo.find_or_prepare(be, p, out);
+}
+
+// Points args at A(row0, pc) for a tile of h rows: the tile's packed panel
+// when there is one (read with a_cs = h), else the caller's A in place.
+void set_a_tile(const sgemm_problem &p, int64_t row0, int64_t h, int64_t pc, int64_t kcur,
+                const float *packed, ukernel_args *args) {
+    (void)kcur;
+    if (packed) {
+        args->a = packed;
+        args->a_rs = 1;
+        args->a_cs = h;
+    } else if (p.transa) {
+        args->a = p.A + pc * p.lda + row0;
+        args->a_rs = 1;
+        args->a_cs = p.lda;
+    } else {
+        args->a = p.A + row0 * p.lda + pc;
+        args->a_rs = p.lda;
+        args->a_cs = 1;
+    }
+}
+
+// Small M with B prepacked: each full-depth panel is one contiguous stream,
+// so walk it top to bottom (all K blocks of one panel before the next
+// panel); the C tiles stay in L1 across the K blocks and the hardware
+// prefetcher sees one long sequential read per panel.
+void run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_table &kernels,
+                     int64_t nr) {
+    const row_tiles rt = make_row_tiles(p.M, blk.mr);
+    const int64_t panels = ceil_div(p.N, nr);
+    const int64_t groups = std::min<int64_t>(panels, threading::num_threads());
+    threading::parallel_for(groups, [&](int64_t g) {
+        ukernel_args args;
+        args.ldc = p.ldc;
+        args.alpha = p.alpha;
+        args.b_ld = nr;
+        for (int64_t q = panels * g / groups; q < panels * (g + 1) / groups; ++q) {
+            const int64_t j0 = q * nr;
+            args.n = std::min<int64_t>(nr, p.N - j0);
+            const float *panel = p.packed_b + q * p.K * nr;
+            for (int64_t pc = 0; pc < p.K; pc += blk.kc) {
+                args.k = std::min(blk.kc, p.K - pc);
+                args.beta = pc == 0 ? p.beta : 1.0f;
+                const beta_kind bk = pc == 0 ? classify_beta(p.beta) : beta_kind::one;
+                args.b = panel + pc * nr;
+                for (int64_t r = 0; r < rt.count; ++r) {
+                    set_a_tile(p, rt.start(r), rt.height(r), pc, args.k, nullptr, &args);
+                    args.c = p.C + rt.start(r) * p.ldc + j0;
+                    args.m = rt.height(r);
+                    kernels.find(args.m, args.n, bk)(&args);
+                }
+            }
+        }
+    });
+}
+
 }  // namespace
 
 void scale_c(const sgemm_problem &p) {
@@ -136,46 +331,16 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
         return anvil_success;
     }
     const bool prepacked = p.packed_b != nullptr;
-    const blocking blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, p.lda, prepacked);
-    const int64_t mr = blk.mr;
-    // Panel width: the packed width, or wider when B is read in place by
-    // short row tiles (see backend::max_n).
-    const bool b_in_place = !prepacked && !blk.pack_b;
-    const int64_t tallest =
-        make_row_tiles(std::min(blk.mc, p.M), mr).height(0);
-    const int64_t nr = b_in_place ? be.max_n(int(tallest)) : blk.nr;
+    const call_setup *setup = nullptr;
+    anvil_status_t st = find_or_prepare(be, p, &setup);
+    if (st != anvil_success) return st;
+    const blocking &blk = setup->blk;
+    const kernel_table &kernels = setup->kernels;
+    const int64_t mr = blk.mr, nr = setup->nr;
 
-    // A's addressing inside the kernels.
-    const a_access acc = blk.pack_a ? a_access::k_strided
-                                    : (p.transa ? a_access::k_strided : a_access::row_major);
-
-    // Every kernel the call needs: row heights x {full, tail} panel width x
-    // {caller's beta on the first K block, beta = 1 on later ones}.
-    kernel_table kernels(be, acc, p.alpha == 1.0f);
-    {
-        small_set heights, widths;
-        // Row tiles of a full mc block and of the last (possibly short) one.
-        const int64_t last_rows = p.M - (p.M - 1) / blk.mc * blk.mc;
-        for (int64_t rows : {std::min(blk.mc, p.M), last_rows}) {
-            const row_tiles rt = make_row_tiles(rows, mr);
-            heights.add(rt.height(0));
-            heights.add(rt.height(rt.count - 1));
-        }
-        widths.add(std::min<int64_t>(nr, p.N));
-        // Tails: the last panel of the whole N and of each nc block.
-        if (p.N % nr) widths.add(p.N % nr);
-        const int64_t last_nc = p.N - (p.N - 1) / blk.nc * blk.nc;
-        if (last_nc % nr) widths.add(last_nc % nr);
-        if (blk.nc % nr) widths.add(blk.nc % nr);
-        const beta_kind first = classify_beta(p.beta);
-        const bool k_split = p.K > blk.kc;
-        for (int h = 0; h < heights.count; ++h)
-            for (int w = 0; w < widths.count; ++w) {
-                anvil_status_t st = kernels.add(heights.v[h], widths.v[w], first);
-                if (st == anvil_success && k_split && first != beta_kind::one)
-                    st = kernels.add(heights.v[h], widths.v[w], beta_kind::one);
-                if (st != anvil_success) return st;
-            }
+    if (prepacked && !blk.pack_a && p.M <= blk.mc) {
+        run_panel_major(p, blk, kernels, nr);
+        return anvil_success;
     }
 
     // Scratch for packed B (the caller's thread; workers only read it).
@@ -253,24 +418,6 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
                         pack_a_panel(p.A, p.lda, p.transa, i0 + rt.start(r), rt.height(r), pc,
                                      kcur, abuf + rt.start(r) * kcur);
                 }
-                // Address of A(row0, pc) and strides for a tile starting at row0.
-                auto a_tile = [&](int64_t r, ukernel_args *args) {
-                    const int64_t row0 = i0 + rt.start(r);
-                    if (abuf) {
-                        args->a = abuf + rt.start(r) * kcur;
-                        args->a_rs = 1;
-                        args->a_cs = rt.height(r);
-                    } else if (p.transa) {
-                        args->a = p.A + pc * p.lda + row0;
-                        args->a_rs = 1;
-                        args->a_cs = p.lda;
-                    } else {
-                        args->a = p.A + row0 * p.lda + pc;
-                        args->a_rs = p.lda;
-                        args->a_cs = 1;
-                    }
-                };
-
                 ukernel_args args;
                 args.ldc = p.ldc;
                 args.k = kcur;
@@ -283,7 +430,8 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
                     args.n = w;
                     for (int64_t r = 0; r < rt.count; ++r) {
                         const int64_t rs = rt.start(r), h = rt.height(r);
-                        a_tile(r, &args);
+                        set_a_tile(p, i0 + rt.start(r), rt.height(r), pc, kcur,
+                                   abuf ? abuf + rt.start(r) * kcur : nullptr, &args);
                         args.c = p.C + (i0 + rs) * p.ldc + j0;
                         args.m = h;
                         kernels.find(h, w, bk)(&args);
