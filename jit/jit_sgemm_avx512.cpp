@@ -16,25 +16,58 @@ std::string jit_sgemm_avx512::kernel_name(const gemm::ukernel_desc &d) {
            (d.alpha_one ? "" : "_alpha");
 }
 
+std::string jit_sgemm_avx512::kernel_name(const gemm::small_gemm_desc &d) {
+    static const char *betas[] = {"b0", "b1", "bx"};
+    return "anvil_sgemm_small_avx512_M" + std::to_string(d.M) + "N" + std::to_string(d.N) +
+           (d.a == a_access::row_major ? "_arow" : "_acol") + "_" + betas[int(d.beta)] +
+           (d.alpha_one ? "" : "_alpha");
+}
+
 jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
-    : d_(d),
-      m_(d.m),
-      n_(d.n),
-      nv_((d.n + kLanes - 1) / kLanes),
-      row_major_(d.a == a_access::row_major) {
-    // Broadcast registers rotate so consecutive rows' broadcasts are
-    // independent; whatever the accumulators and B vectors leave, up to 4.
-    n_bcast_ = std::min(4, 32 - m_ * nv_ - nv_);
-    const bool need_rbx = row_major_ && m_ > 10;
-    if (need_rbx)
+    : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major) {
+    set_tile(d.m, d.n, 0, 0);
+    if (row_major_ && m_ > 10)
         preamble({rbx});
     else
         preamble({});
+    emit_tile();
+    postamble();
+}
+
+jit_sgemm_avx512::jit_sgemm_avx512(const gemm::small_gemm_desc &d)
+    : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major) {
+    preamble({rbx, reg_tmp});
+    // Near-equal row tiles of at most kMaxM rows; columns in the widest
+    // tiles the row height allows, the row's A staying in L1 across them.
+    const int row_tiles = (d.M + kMaxM - 1) / kMaxM;
+    for (int t = 0; t < row_tiles; ++t) {
+        const int h = d.M / row_tiles + (t < d.M % row_tiles ? 1 : 0);
+        const int row0 = t * (d.M / row_tiles) + std::min(t, d.M % row_tiles);
+        const int w_max = max_n(h);
+        for (int col0 = 0; col0 < d.N; col0 += w_max) {
+            set_tile(h, std::min(w_max, d.N - col0), row0, col0);
+            emit_tile();
+        }
+    }
+    postamble();
+}
+
+void jit_sgemm_avx512::set_tile(int m, int n, int row0, int col0) {
+    m_ = m;
+    n_ = n;
+    nv_ = (n + kLanes - 1) / kLanes;
+    row0_ = row0;
+    col0_ = col0;
+    // Broadcast registers rotate so consecutive rows' broadcasts are
+    // independent; whatever the accumulators and B vectors leave, up to 4.
+    n_bcast_ = std::min(4, 32 - m_ * nv_ - nv_);
+}
+
+void jit_sgemm_avx512::emit_tile() {
     load_args();
     zero_accumulators();
     k_loop();
     store_c();
-    postamble();
 }
 
 Address jit_sgemm_avx512::a_addr(int i, int u) {
@@ -72,12 +105,15 @@ Address jit_sgemm_avx512::b_addr(int u, int j) {
     }
 }
 
+// Loads the tile's pointers and strides from the args (plus the tile's
+// offset, for whole-GEMM kernels: A row row0_, B and C column col0_).
 void jit_sgemm_avx512::load_args() {
     // Touch the C tile first: its lines arrive while the K loop runs
     // (C is revisited once per K block and is usually out of L1 by then).
     mov(reg_a5, ptr[reg_args + offsetof(ukernel_args, c)]);
     mov(reg_astr, ptr[reg_args + offsetof(ukernel_args, ldc)]);
     shl(reg_astr, 2);
+    add_offset(reg_a5, reg_astr, row0_, col0_ * 4);
     for (int i = 0; i < m_; ++i) {
         for (int j = 0; j < nv_; ++j) prefetchw(ptr[reg_a5 + j * kLanes * 4]);
         if (i + 1 < m_) add(reg_a5, reg_astr);
@@ -89,10 +125,20 @@ void jit_sgemm_avx512::load_args() {
         kmovw(k1, eax);
     }
     mov(reg_b, ptr[reg_args + offsetof(ukernel_args, b)]);
+    if (col0_) add(reg_b, col0_ * 4);
     mov(reg_bld, ptr[reg_args + offsetof(ukernel_args, b_ld)]);
     shl(reg_bld, 2);
     lea(reg_bld3, ptr[reg_bld + reg_bld * 2]);
     mov(reg_a, ptr[reg_args + offsetof(ukernel_args, a)]);
+    if (row0_) {
+        // A(row0, 0): row0 rows down (row-major) or row0 floats across.
+        if (row_major_) {
+            mov(reg_tmp, ptr[reg_args + offsetof(ukernel_args, a_rs)]);
+            add_offset(reg_a, reg_tmp, row0_ * 4, 0);
+        } else {
+            add(reg_a, row0_ * 4);
+        }
+    }
     mov(reg_astr, ptr[reg_args + (row_major_ ? offsetof(ukernel_args, a_rs)
                                              : offsetof(ukernel_args, a_cs))]);
     shl(reg_astr, 2);
@@ -106,6 +152,17 @@ void jit_sgemm_avx512::load_args() {
         }
     }
     mov(reg_k, ptr[reg_args + offsetof(ukernel_args, k)]);
+}
+
+// base += rows * stride + bytes (stride in a register, rows and bytes
+// constants; a no-op for a kernel's first tile).
+void jit_sgemm_avx512::add_offset(const Xbyak::Reg64 &base, const Xbyak::Reg64 &stride, int rows,
+                                  int bytes) {
+    if (rows) {
+        imul(reg_tmp, stride, rows);
+        add(base, reg_tmp);
+    }
+    if (bytes) add(base, bytes);
 }
 
 void jit_sgemm_avx512::zero_accumulators() {
@@ -176,20 +233,21 @@ void jit_sgemm_avx512::store_c() {
     mov(reg_c, ptr[reg_args + offsetof(ukernel_args, c)]);
     mov(reg_ldc, ptr[reg_args + offsetof(ukernel_args, ldc)]);
     shl(reg_ldc, 2);
-    if (!d_.alpha_one) vbroadcastss(z_alpha, ptr[reg_args + offsetof(ukernel_args, alpha)]);
-    if (d_.beta == beta_kind::general)
+    add_offset(reg_c, reg_ldc, row0_, col0_ * 4);
+    if (!alpha_one_) vbroadcastss(z_alpha, ptr[reg_args + offsetof(ukernel_args, alpha)]);
+    if (beta_ == beta_kind::general)
         vbroadcastss(z_beta, ptr[reg_args + offsetof(ukernel_args, beta)]);
     for (int i = 0; i < m_; ++i) {
         for (int j = 0; j < nv_; ++j) {
             const Address c = ptr[reg_c + j * kLanes * 4];
             const Zmm a = acc(i, j);
-            if (!d_.alpha_one) vmulps(a, a, z_alpha);
-            if (d_.beta != beta_kind::zero) {
+            if (!alpha_one_) vmulps(a, a, z_alpha);
+            if (beta_ != beta_kind::zero) {
                 if (tail_vec(j))
                     vmovups(z_c | k1 | T_z, c);
                 else
                     vmovups(z_c, c);
-                if (d_.beta == beta_kind::one)
+                if (beta_ == beta_kind::one)
                     vaddps(a, a, z_c);
                 else
                     vfmadd231ps(a, z_c, z_beta);  // a = C*beta + a, one rounding

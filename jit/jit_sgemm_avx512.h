@@ -19,8 +19,12 @@ public:
     static constexpr int kLanes = 16;
     static constexpr int kUnrollK = 4;
 
+    // One m x n tile (the micro-kernel).
     explicit jit_sgemm_avx512(const gemm::ukernel_desc &d);
+    // A whole small GEMM: the same tile code, emitted once per tile.
+    explicit jit_sgemm_avx512(const gemm::small_gemm_desc &d);
     static std::string kernel_name(const gemm::ukernel_desc &d);
+    static std::string kernel_name(const gemm::small_gemm_desc &d);
 
 private:
     // Register map.
@@ -33,16 +37,23 @@ private:
     Xbyak::Address a_addr(int i, int u);
     Xbyak::Address b_addr(int u, int j);
 
-    // Emit steps.
+    // Emit steps.  set_tile() selects the tile (shape and offset into the
+    // caller's A, B, C) that the following steps emit code for.
+    void set_tile(int m, int n, int row0, int col0);
+    void emit_tile();
     void load_args();
+    void add_offset(const Xbyak::Reg64 &base, const Xbyak::Reg64 &stride, int rows, int bytes);
     void zero_accumulators();
     void k_step(int u);
     void advance(int steps);
     void k_loop();
     void store_c();
 
-    gemm::ukernel_desc d_;
-    int m_, n_, nv_, n_bcast_;
+    gemm::a_access a_;
+    gemm::beta_kind beta_;
+    bool alpha_one_;
+    int m_ = 0, n_ = 0, nv_ = 0, n_bcast_ = 0;
+    int row0_ = 0, col0_ = 0;  // tile offset (whole-GEMM kernels)
     bool row_major_;
 
     // GPR map (System V: the args pointer arrives in rdi).
@@ -56,6 +67,7 @@ private:
     const Xbyak::Reg64 reg_astr3 = r11;  // 3 * reg_astr
     const Xbyak::Reg64 reg_a5 = rax;     // row_major: rows 5..9 base
     const Xbyak::Reg64 reg_a10 = rbx;    // row_major: rows 10..11 base (callee-saved)
+    const Xbyak::Reg64 reg_tmp = r12;    // offset arithmetic (callee-saved)
 };
 
 }  // namespace anvil::jit

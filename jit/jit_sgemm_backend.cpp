@@ -45,7 +45,9 @@ private:
 
 thread_local front_cache t_front;
 
-uint64_t desc_bits(const ukernel_desc &d) {
+template <typename Desc>
+uint64_t desc_bits(const Desc &d) {
+    static_assert(sizeof(Desc) == sizeof(uint64_t), "descriptors are 8 bytes");
     uint64_t v;
     std::memcpy(&v, &d, sizeof(v));
     return v;
@@ -80,6 +82,41 @@ public:
         cache::kernel_ptr k;
         anvil_status_t st = cache::get_or_generate(
             cache_key(d),
+            [&](cache::kernel_ptr *made) -> anvil_status_t {
+                try {
+                    jit::jit_sgemm_avx512 gen(d);
+                    return gen.finalize(jit::jit_sgemm_avx512::kernel_name(d), made);
+                } catch (const Xbyak::Error &) {
+                    return anvil_jit_error;
+                } catch (const std::bad_alloc &) {
+                    return anvil_out_of_memory;
+                }
+            },
+            &k);
+        if (st != anvil_success) return st;
+        fill(k, out);
+        t_front.put(bits, std::move(k));
+        return anvil_success;
+    }
+
+    anvil_status_t get_small(const small_gemm_desc &desc, ukernel_ref *out) const override {
+        if (desc.M < 1 || desc.M > kSmallGemmMax || desc.N < 1 || desc.N > kSmallGemmMax)
+            return anvil_unsupported;
+        small_gemm_desc d = desc;
+        d.tier = uint8_t(anvil_isa_avx512_core);
+        // Front-cache keys of small kernels differ from tile kernels' in the
+        // top bit (the last byte of every descriptor is a reserved 0).
+        const uint64_t bits = desc_bits(d) | (1ull << 63);
+        if (const cache::kernel_ptr *hit = t_front.find(bits)) {
+            cache::note_front_hit();
+            fill(*hit, out);
+            return anvil_success;
+        }
+        std::string key = "sgemm_small:";
+        key.append(reinterpret_cast<const char *>(&d), sizeof(d));
+        cache::kernel_ptr k;
+        anvil_status_t st = cache::get_or_generate(
+            key,
             [&](cache::kernel_ptr *made) -> anvil_status_t {
                 try {
                     jit::jit_sgemm_avx512 gen(d);

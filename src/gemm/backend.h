@@ -31,6 +31,13 @@ public:
     virtual int max_n(int m) const { (void)m; return nr(); }
     // Kernel for a tile; 1 <= desc.m <= mr(), 1 <= desc.n <= max_n(desc.m).
     virtual anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const = 0;
+    // A kernel for a whole small GEMM (see small_gemm_desc), or
+    // anvil_unsupported when the backend has none (the driver then tiles).
+    virtual anvil_status_t get_small(const small_gemm_desc &desc, ukernel_ref *out) const {
+        (void)desc;
+        (void)out;
+        return anvil_unsupported;
+    }
 };
 
 // The backend for the current effective ISA (scalar < avx2 (Highway) <

@@ -131,6 +131,7 @@ struct call_setup {
     int64_t nr = 0;
     a_access acc = a_access::k_strided;
     kernel_table kernels;
+    ukernel_ref whole;  // set when one small-GEMM kernel does the whole call
 };
 
 // What a call_setup was made for.  Pointers are not part of it: a server
@@ -179,6 +180,23 @@ anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s)
     const int64_t nr = s->nr = b_in_place ? be.max_n(int(tallest)) : blk.nr;
     s->acc = blk.pack_a ? a_access::k_strided
                         : (p.transa ? a_access::k_strided : a_access::row_major);
+
+    // Tiny problems, read in place in one K block: one kernel for all of it.
+    s->whole = ukernel_ref();
+    if (b_in_place && !blk.pack_a && p.K <= blk.kc && p.M <= kSmallGemmMax &&
+        p.N <= kSmallGemmMax) {
+        small_gemm_desc d{};
+        d.tier = uint8_t(be.tier());
+        d.M = uint8_t(p.M);
+        d.N = uint8_t(p.N);
+        d.a = s->acc;
+        d.beta = classify_beta(p.beta);
+        d.alpha_one = p.alpha == 1.0f;
+        const anvil_status_t st = be.get_small(d, &s->whole);
+        if (st == anvil_success) return st;
+        if (st != anvil_unsupported) return st;
+        s->whole = ukernel_ref();
+    }
 
     // Every kernel the call needs: row heights x {full, tail} panel width x
     // {caller's beta on the first K block, beta = 1 on later ones}.
@@ -334,6 +352,21 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     const call_setup *setup = nullptr;
     anvil_status_t st = find_or_prepare(be, p, &setup);
     if (st != anvil_success) return st;
+    if (setup->whole.fn) {
+        ukernel_args args;
+        set_a_tile(p, 0, p.M, 0, p.K, nullptr, &args);
+        args.b = p.B;
+        args.b_ld = p.ldb;
+        args.c = p.C;
+        args.ldc = p.ldc;
+        args.k = p.K;
+        args.m = p.M;
+        args.n = p.N;
+        args.alpha = p.alpha;
+        args.beta = p.beta;
+        setup->whole.fn(&args);
+        return anvil_success;
+    }
     const blocking &blk = setup->blk;
     const kernel_table &kernels = setup->kernels;
     const int64_t mr = blk.mr, nr = setup->nr;

@@ -72,4 +72,21 @@ struct ukernel_desc {
 };
 static_assert(sizeof(ukernel_desc) == 8, "ukernel_desc must stay 8 packed bytes");
 
+// A whole small GEMM in one JIT call (the LIBXSMM-style path for tiny
+// shapes): C (M x N) = alpha * A * B + beta * C with A and B read in place,
+// K = args->k, strides from args (a_rs/a_cs, b_ld, ldc; m and n ignored).
+// Every element follows the tile arithmetic above, so the result is
+// bitwise the same as the tiled path with one K block.
+struct small_gemm_desc {
+    uint8_t tier;
+    uint8_t M;   // 1..kSmallGemmMax
+    uint8_t N;   // 1..kSmallGemmMax
+    a_access a;
+    beta_kind beta;
+    uint8_t alpha_one;
+    uint8_t reserved[2];
+};
+static_assert(sizeof(small_gemm_desc) == 8, "small_gemm_desc must stay 8 packed bytes");
+constexpr int kSmallGemmMax = 64;
+
 }  // namespace anvil::gemm
