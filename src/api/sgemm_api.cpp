@@ -76,9 +76,11 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
     std::string s = "op=sgemm " + shape_str(transa, transb, M, N, K) + "\n";
     s += "backend=" + std::string(be.name()) + " isa=" +
          anvil_isa_name(be.tier()) + " threads=" + std::to_string(threading::num_threads()) + "\n";
-    const gemm::blocking b = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, false);
+    const gemm::blocking b = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, false,
+                                                   threading::num_threads());
     s += "anvil_sgemm: " + gemm::describe(b) + "\n";
-    const gemm::blocking bp = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, true);
+    const gemm::blocking bp = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, true,
+                                                    threading::num_threads());
     const int64_t panels = (N + be.nr() - 1) / be.nr();
     s += "planned (prepacked B): " + gemm::describe(bp) +
          " packed_b_bytes=" + std::to_string(panels * be.nr() * K * 4 + 64) + "\n";

@@ -25,7 +25,7 @@ constexpr int64_t kDirectABytes = 64 * 1024;
 bool a_stride_aliases_l1(int64_t lda) { return (lda * int64_t(sizeof(float))) % 2048 == 0; }
 
 blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
-                         int64_t K, int64_t lda, bool b_prepacked) {
+                         int64_t K, int64_t lda, bool b_prepacked, int nthreads) {
     (void)transa;
     const cpu::cache_sizes &cs = cpu::info().caches;
     blocking b;
@@ -70,6 +70,16 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     const int64_t passes = std::max<int64_t>(1, (K + b.kc - 1) / b.kc);
     b.kc = std::max<int64_t>(1, (K + passes - 1) / passes);
     if (b.nc > N) b.nc = std::max<int64_t>(N, 1);
+
+    // Threads split N first (each takes a range of panels of every row
+    // block).  When there are fewer panels than threads, split M instead:
+    // at least one row block per thread, of near-equal height.
+    const int64_t panels = (std::min(b.nc, N) + b.nr - 1) / b.nr;
+    if (panels < nthreads && M > b.mr) {
+        const int64_t blocks = std::max<int64_t>((M + b.mc - 1) / b.mc, nthreads);
+        const int64_t rows = (M + blocks - 1) / blocks;
+        b.mc = std::max<int64_t>(b.mr, (rows + b.mr - 1) / b.mr * b.mr);
+    }
     return b;
 }
 

@@ -16,11 +16,12 @@ struct blocking {
     bool pack_b = false; // copy B into nr-wide panels (else read it in place)
 };
 
-// The blocking for one problem.  Depends only on the shape, transposes,
-// backend and cache sizes, never on the thread count, so results are
-// bitwise identical for any number of threads.
+// The blocking for one problem.  kc (which fixes the order of the sums)
+// depends only on the shape, backend and cache sizes, never on the thread
+// count, so results are bitwise identical for any number of threads; mc
+// may shrink so that nthreads get balanced row blocks.
 blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
-                         int64_t K, int64_t lda, bool b_prepacked);
+                         int64_t K, int64_t lda, bool b_prepacked, int nthreads);
 
 // True when A's rows (or, transposed, its k-columns) lie a multiple of
 // 2 KiB apart: at most two L1 sets then hold all the lines a micro-kernel

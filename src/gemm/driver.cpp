@@ -140,10 +140,12 @@ struct setup_key {
     const backend *be;
     int64_t M, N, K, lda, ldb, ldc;
     uint64_t cache_epoch;
+    int32_t nthreads, pad0;
     uint8_t transa, transb, prepacked, alpha_one, beta, pad[3];
     bool operator==(const setup_key &o) const {
         return M == o.M && N == o.N && K == o.K && lda == o.lda && ldb == o.ldb &&
                ldc == o.ldc && be == o.be && cache_epoch == o.cache_epoch &&
+               nthreads == o.nthreads &&
                transa == o.transa && transb == o.transb && prepacked == o.prepacked &&
                alpha_one == o.alpha_one && beta == o.beta;
     }
@@ -160,6 +162,7 @@ setup_key make_key(const backend &be, const sgemm_problem &p) {
     k.ldb = p.ldb;
     k.ldc = p.ldc;
     k.cache_epoch = cache::epoch();
+    k.nthreads = threading::num_threads();
     k.transa = p.transa;
     k.transb = p.transb;
     k.prepacked = p.packed_b != nullptr;
@@ -170,7 +173,8 @@ setup_key make_key(const backend &be, const sgemm_problem &p) {
 
 anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s) {
     const bool prepacked = p.packed_b != nullptr;
-    s->blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, p.lda, prepacked);
+    s->blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, p.lda, prepacked,
+                            threading::num_threads());
     const blocking &blk = s->blk;
     const int64_t mr = blk.mr;
     // Panel width: the packed width, or wider when B is read in place by
@@ -426,13 +430,14 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
                 return p.B + pc * p.ldb + jc + q * nr;
             };
 
-            // Tasks: row blocks x groups of panels.  Split N first: every
-            // thread then packs its own copy of the A block (cheap) and
-            // reads a disjoint part of B.  Which thread runs a tile never
-            // changes its arithmetic, so any split gives the same bits.
+            // Tasks: groups of panels x row blocks, group-major so that a
+            // static schedule gives each thread whole panel groups (every
+            // thread packs its own copy of the A blocks, cheap, and reads a
+            // disjoint part of B).  Which thread runs a tile never changes
+            // its arithmetic, so any split gives the same bits.
             const int64_t groups = std::min<int64_t>(panels, nthr);
             threading::parallel_for(row_blocks * groups, [&](int64_t t) {
-                const int64_t rb = t / groups, g = t % groups;
+                const int64_t g = t / row_blocks, rb = t % row_blocks;
                 const int64_t i0 = rb * blk.mc;
                 const int64_t mcur = std::min(blk.mc, p.M - i0);
                 const int64_t q0 = panels * g / groups, q1 = panels * (g + 1) / groups;
