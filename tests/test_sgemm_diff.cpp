@@ -286,3 +286,58 @@ TEST_CASE("sgemm diff: alpha = 0 ignores A and B (NaN in A, B) and gives beta * 
             CHECK(Ca.sentinel_damage() == 0);
         }
 }
+
+// A, B and C placed right after / right before PROT_NONE pages with tight
+// leading dims: any read or write one element outside an operand faults.
+// Covers the small shapes whose operands are read in place (no packing).
+TEST_CASE("sgemm diff: operands between guard pages are never accessed outside their extent") {
+    const int64_t dims[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 64};
+    const int64_t Ks[] = {1, 7, 33};
+    const size_t cap = size_t(64 * 64 + 64);
+    tu::guarded gA(cap * 4), gB(cap * 4), gC(cap * 4);
+    tu::fault_reporter reporter;
+    int64_t idx = 0;
+    for (int place = 0; place < 2; ++place)  // 0: at the front guard, 1: at the back guard
+        for (int64_t M : dims)
+            for (int64_t N : dims)
+                for (int64_t K : Ks)
+                    for (int t = 0; t < 4; ++t, ++idx) {
+                        gemm_case c;
+                        c.ta = kTrans[t][0];
+                        c.tb = kTrans[t][1];
+                        c.M = M;
+                        c.N = N;
+                        c.K = K;
+                        c.alpha = kAlphaBeta[idx % 6][0];
+                        c.beta = kAlphaBeta[idx % 6][1];
+                        c.tighten();
+                        const size_t na = size_t(c.a_rows() * c.lda), nb = size_t(c.b_rows() * c.ldb),
+                                     nc = size_t(M * c.ldc);
+                        float *A = place ? gA.tail(na) : gA.head();
+                        float *B = place ? gB.tail(nb) : gB.head();
+                        float *C = place ? gC.tail(nc) : gC.head();
+                        tu::rng r(seed_of(idx, data_kind::integer));
+                        for (size_t i = 0; i < na; ++i) A[i] = r.small_int();
+                        for (size_t i = 0; i < nb; ++i) B[i] = r.small_int();
+                        cmat R(M, N, c.ldc, 0);
+                        for (int64_t i = 0; i < M * N; ++i) {
+                            R.c()[i] = r.exact_c(c.beta);
+                            C[i] = c.beta == 0.0f ? tu::qnan() : R.c()[i];
+                        }
+                        anvil::ref::sgemm_double(c.ta, c.tb, M, N, K, c.alpha, A, c.lda, B, c.ldb,
+                                                 c.beta, R.c(), c.ldc);
+                        const std::string what =
+                            c.str() + (place ? " (operands end at a guard page)"
+                                             : " (operands start after a guard page)");
+                        reporter.set(what);
+                        const anvil_status_t st = anvil_sgemm(c.ta, c.tb, M, N, K, c.alpha, A,
+                                                              c.lda, B, c.ldb, c.beta, C, c.ldc);
+                        reporter.set("");
+                        INFO(what);
+                        REQUIRE(st == anvil_success);
+                        cmat G(M, N, c.ldc, 0);
+                        for (int64_t i = 0; i < M * N; ++i) G.c()[i] = C[i];
+                        std::string f;
+                        CHECK_MESSAGE(tu::count_value_mismatches(G, R, &f) == 0, f);
+                    }
+}

@@ -9,11 +9,7 @@
 // with PROT_NONE guard pages).
 #include <doctest/doctest.h>
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -93,37 +89,6 @@ a_operand make_a(int m, int64_t K, a_access acc, int variant, tu::rng &r) {
         for (int64_t k = 0; k < K; ++k) a.buf[size_t(i * a.a_rs + k * a.a_cs)] = r.frac();
     return a;
 }
-
-// While alive, a SIGSEGV first prints the kernel call set with set() to
-// stderr, then falls back to the previous handler (doctest's, which reports
-// the crash) by returning and letting the access fault again.
-char g_fault_what[1024];
-size_t g_fault_len = 0;
-struct sigaction g_prev_segv;
-
-extern "C" void on_guard_fault(int, siginfo_t *, void *) {
-    static const char head[] = "\nukernel guard-page sweep: fault during kernel call: ";
-    ssize_t ignored = write(2, head, sizeof(head) - 1);
-    ignored = write(2, g_fault_what, g_fault_len);
-    ignored = write(2, "\n", 1);
-    (void)ignored;
-    sigaction(SIGSEGV, &g_prev_segv, nullptr);
-}
-
-struct fault_reporter {
-    fault_reporter() {
-        struct sigaction sa {};
-        sa.sa_sigaction = on_guard_fault;
-        sa.sa_flags = SA_SIGINFO;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGSEGV, &sa, &g_prev_segv);
-    }
-    ~fault_reporter() { sigaction(SIGSEGV, &g_prev_segv, nullptr); }
-    void set(const std::string &s) {
-        g_fault_len = std::min(s.size(), sizeof(g_fault_what));
-        std::memcpy(g_fault_what, s.data(), g_fault_len);
-    }
-};
 
 }  // namespace
 
@@ -241,7 +206,7 @@ TEST_CASE("ukernel sweep: A, B and C are never accessed past their last element 
     tu::rng r(777);
     failures bad_bits, bad_status;
     int64_t calls = 0;
-    fault_reporter reporter;  // names the kernel call if it faults on a guard page
+    tu::fault_reporter reporter;  // names the kernel call if it faults on a guard page
     for (int m = 1; m <= mr; ++m)
         for (int n = 1; n <= widest(be, m); ++n)
             for (int64_t K : Ks)

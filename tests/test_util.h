@@ -5,6 +5,7 @@
 #pragma once
 
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -114,30 +115,70 @@ private:
 
 inline size_t page_size() { return size_t(sysconf(_SC_PAGESIZE)); }
 
-// `bytes` of read-write memory that end exactly at a PROT_NONE page, so any
-// access one byte past the end faults.
+// Read-write memory between two PROT_NONE pages: [guard][body][guard],
+// the body at least `bytes` long and page-rounded.  Data placed with
+// tail(n) ends exactly at the back guard (an access one element past the
+// end faults); data placed at head() starts right after the front guard
+// (an access one element before the start faults).
 class guarded {
 public:
     explicit guarded(size_t bytes) {
         const size_t pg = page_size();
-        body_ = (bytes + pg - 1) / pg * pg;
-        total_ = body_ + pg;
+        body_ = std::max<size_t>(pg, (bytes + pg - 1) / pg * pg);
+        total_ = body_ + 2 * pg;
         void *m = mmap(nullptr, total_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         REQUIRE(m != MAP_FAILED);
         base_ = static_cast<char *>(m);
-        REQUIRE(mprotect(base_ + body_, pg, PROT_NONE) == 0);
-        p_ = base_ + body_ - bytes;
+        REQUIRE(mprotect(base_, pg, PROT_NONE) == 0);
+        REQUIRE(mprotect(base_ + pg + body_, pg, PROT_NONE) == 0);
     }
     ~guarded() { munmap(base_, total_); }
     guarded(const guarded &) = delete;
     guarded &operator=(const guarded &) = delete;
-    float *f() { return reinterpret_cast<float *>(p_); }
-    char *end() { return base_ + body_; }  // first byte of the PROT_NONE page
+    float *head() { return reinterpret_cast<float *>(base_ + page_size()); }
+    char *end() { return base_ + page_size() + body_; }  // first byte of the back guard
+    float *tail(size_t floats) {
+        REQUIRE(floats * sizeof(float) <= body_);
+        return reinterpret_cast<float *>(end()) - floats;
+    }
 
 private:
     char *base_ = nullptr;
-    char *p_ = nullptr;
     size_t body_ = 0, total_ = 0;
+};
+
+// While alive, a SIGSEGV first prints the text last given to set() to
+// stderr, then falls back to the previous handler (doctest's, which reports
+// the crash): the handler restores it and returns, so the access faults
+// again.  Used around calls that may touch guard pages.
+inline char g_fault_what[1024];
+inline size_t g_fault_len = 0;
+inline struct sigaction g_prev_segv;
+
+inline void tu_on_guard_fault(int, siginfo_t *, void *) {
+    static const char head[] = "\nguard-page test: fault during: ";
+    ssize_t ignored = write(2, head, sizeof(head) - 1);
+    ignored = write(2, g_fault_what, g_fault_len);
+    ignored = write(2, "\n", 1);
+    (void)ignored;
+    sigaction(SIGSEGV, &g_prev_segv, nullptr);
+}
+
+struct fault_reporter {
+    fault_reporter() {
+        struct sigaction sa {};
+        sa.sa_sigaction = tu_on_guard_fault;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, &g_prev_segv);
+    }
+    ~fault_reporter() { sigaction(SIGSEGV, &g_prev_segv, nullptr); }
+    fault_reporter(const fault_reporter &) = delete;
+    fault_reporter &operator=(const fault_reporter &) = delete;
+    void set(const std::string &s) {
+        g_fault_len = std::min(s.size(), sizeof(g_fault_what));
+        std::memcpy(g_fault_what, s.data(), g_fault_len);
+    }
 };
 
 // ------------------------------------------------------------- gemm cases
