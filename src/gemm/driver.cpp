@@ -182,6 +182,9 @@ anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s)
     const bool b_in_place = !prepacked && !blk.pack_b;
     const int64_t tallest = make_row_tiles(std::min(blk.mc, p.M), mr).height(0);
     const int64_t nr = s->nr = b_in_place ? be.max_n(int(tallest)) : blk.nr;
+    // nc blocks start on panel boundaries (the panel width may exceed the
+    // packed width), so the only short panel is the last one of N.
+    if (s->blk.nc < p.N) s->blk.nc = std::max<int64_t>(nr, s->blk.nc / nr * nr);
     s->acc = blk.pack_a ? a_access::k_strided
                         : (p.transa ? a_access::k_strided : a_access::row_major);
 
@@ -214,11 +217,7 @@ anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s)
         heights.add(rt.height(rt.count - 1));
     }
     widths.add(std::min<int64_t>(nr, p.N));
-    // Tails: the last panel of the whole N and of each nc block.
-    if (p.N % nr) widths.add(p.N % nr);
-    const int64_t last_nc = p.N - (p.N - 1) / blk.nc * blk.nc;
-    if (last_nc % nr) widths.add(last_nc % nr);
-    if (blk.nc % nr) widths.add(blk.nc % nr);
+    if (p.N % nr) widths.add(p.N % nr);  // the last panel of N
     const beta_kind first = classify_beta(p.beta);
     const bool k_split = p.K > blk.kc;
     for (int h = 0; h < heights.count; ++h)
@@ -334,6 +333,74 @@ void run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
     });
 }
 
+// Rows [i0, i1) and panels [q0, q1) (of width setup.nr) of C.
+struct block_range {
+    int64_t i0 = 0, i1 = 0, q0 = 0, q1 = 0;
+};
+
+// The BLIS loops (nc blocks of B, kc blocks of K, mc blocks of A, panels,
+// row tiles) over one block of C, on the calling thread.  Returns false
+// when scratch memory cannot be had (checked before anything is written).
+bool run_block(const sgemm_problem &p, const call_setup &setup, const block_range &r) {
+    const blocking &blk = setup.blk;
+    const kernel_table &kernels = setup.kernels;
+    const int64_t mr = blk.mr, nr = setup.nr;
+    const bool prepacked = p.packed_b != nullptr;
+    float *bbuf = blk.pack_b ? t_b_scratch.get(blk.kc * ceil_div(blk.nc, nr) * nr) : nullptr;
+    float *abuf = blk.pack_a ? t_a_scratch.get(blk.mc * blk.kc) : nullptr;
+    if ((blk.pack_b && !bbuf) || (blk.pack_a && !abuf)) return false;
+
+    const int64_t col_end = std::min(p.N, r.q1 * nr);
+    for (int64_t jc = r.q0 * nr; jc < col_end; jc += blk.nc) {
+        const int64_t ncur = std::min(blk.nc, col_end - jc);
+        const int64_t panels = ceil_div(ncur, nr);
+        for (int64_t pc = 0; pc < p.K; pc += blk.kc) {
+            const int64_t kcur = std::min(blk.kc, p.K - pc);
+            const beta_kind bk = pc == 0 ? classify_beta(p.beta) : beta_kind::one;
+            if (blk.pack_b) pack_b_panels(p.B, p.ldb, p.transb, pc, kcur, jc, ncur, int(nr), bbuf);
+
+            ukernel_args args;
+            args.ldc = p.ldc;
+            args.k = kcur;
+            args.alpha = p.alpha;
+            args.beta = pc == 0 ? p.beta : 1.0f;
+            for (int64_t i0 = r.i0; i0 < r.i1; i0 += blk.mc) {
+                const int64_t mcur = std::min(blk.mc, r.i1 - i0);
+                const row_tiles rt = make_row_tiles(mcur, mr);
+                // Panel t of the packed A block starts at start(t) * kcur
+                // and is read with a_cs = its height.
+                if (abuf)
+                    for (int64_t t = 0; t < rt.count; ++t)
+                        pack_a_panel(p.A, p.lda, p.transa, i0 + rt.start(t), rt.height(t), pc,
+                                     kcur, abuf + rt.start(t) * kcur);
+                for (int64_t q = 0; q < panels; ++q) {
+                    const int64_t j0 = jc + q * nr;
+                    args.n = std::min<int64_t>(nr, jc + ncur - j0);
+                    if (prepacked) {
+                        args.b = p.packed_b + (j0 / nr) * p.K * nr + pc * nr;
+                        args.b_ld = nr;
+                    } else if (bbuf) {
+                        args.b = bbuf + q * kcur * nr;
+                        args.b_ld = nr;
+                    } else {
+                        args.b = p.B + pc * p.ldb + j0;
+                        args.b_ld = p.ldb;
+                    }
+                    for (int64_t t = 0; t < rt.count; ++t) {
+                        const int64_t row0 = i0 + rt.start(t);
+                        args.m = rt.height(t);
+                        set_a_tile(p, row0, args.m, pc, kcur,
+                                   abuf ? abuf + rt.start(t) * kcur : nullptr, &args);
+                        args.c = p.C + row0 * p.ldc + j0;
+                        kernels.find(args.m, args.n, bk)(&args);
+                    }
+                }
+            }
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 void scale_c(const sgemm_problem &p) {
@@ -373,112 +440,41 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     }
     const blocking &blk = setup->blk;
     const kernel_table &kernels = setup->kernels;
-    const int64_t mr = blk.mr, nr = setup->nr;
+    const int64_t nr = setup->nr;
 
     if (prepacked && !blk.pack_a && p.M <= blk.mc) {
         run_panel_major(p, blk, kernels, nr);
         return anvil_success;
     }
 
-    // Scratch for packed B (the caller's thread; workers only read it).
-    float *bbuf = nullptr;
-    if (blk.pack_b) {
-        bbuf = t_b_scratch.get(blk.kc * ceil_div(blk.nc, nr) * nr);
-        if (!bbuf) return anvil_out_of_memory;
-    }
+    // Threads take independent blocks of C (panel groups, or row blocks when
+    // there are fewer panels than threads) and run the whole blocked loop
+    // on them, packing their own A and B: one parallel region per call and
+    // no barriers inside it, which matters when a core is shared.  Every
+    // element's arithmetic depends only on kc, so any split gives the same
+    // bits.
     const int nthr = threading::num_threads();
-    // Reserve every worker's A scratch before C is touched (with OpenMP's
-    // static schedule each thread takes one index).  A caller's pool may map
-    // tasks to threads differently; a worker whose buffer still cannot be
-    // had then reports out_of_memory, the one case where C may be partly
-    // written (documented in docs/guarantees.md).
-    std::atomic<bool> a_ok{true};
-    if (blk.pack_a) {
-        threading::parallel_for(nthr, [&](int64_t) {
-            if (!t_a_scratch.get(blk.mc * blk.kc)) a_ok = false;
-        });
-        if (!a_ok) return anvil_out_of_memory;
-    }
-
+    const int64_t panels = ceil_div(p.N, nr);
     const int64_t row_blocks = ceil_div(p.M, blk.mc);
-    for (int64_t jc = 0; jc < p.N; jc += blk.nc) {
-        const int64_t ncur = std::min(blk.nc, p.N - jc);
-        const int64_t panels = ceil_div(ncur, nr);
-        for (int64_t pc = 0; pc < p.K; pc += blk.kc) {
-            const int64_t kcur = std::min(blk.kc, p.K - pc);
-            const float beta = pc == 0 ? p.beta : 1.0f;
-            const beta_kind bk = pc == 0 ? classify_beta(p.beta) : beta_kind::one;
-
-            if (blk.pack_b) {
-                // Pack this kc x nc block of B, split by panels across threads.
-                const int64_t chunks = std::min<int64_t>(panels, nthr);
-                threading::parallel_for(chunks, [&](int64_t c) {
-                    pack_b_panel_range(p.B, p.ldb, p.transb, pc, kcur, jc, ncur, int(nr),
-                                       panels * c / chunks, panels * (c + 1) / chunks, bbuf);
-                });
-            }
-            auto b_panel = [&](int64_t q, int64_t *b_ld) -> const float * {
-                if (prepacked) {
-                    *b_ld = nr;
-                    return p.packed_b + ((jc / nr) + q) * p.K * nr + pc * nr;
-                }
-                if (blk.pack_b) {
-                    *b_ld = nr;
-                    return bbuf + q * kcur * nr;
-                }
-                *b_ld = p.ldb;
-                return p.B + pc * p.ldb + jc + q * nr;
-            };
-
-            // Tasks: groups of panels x row blocks, group-major so that a
-            // static schedule gives each thread whole panel groups (every
-            // thread packs its own copy of the A blocks, cheap, and reads a
-            // disjoint part of B).  Which thread runs a tile never changes
-            // its arithmetic, so any split gives the same bits.
-            const int64_t groups = std::min<int64_t>(panels, nthr);
-            threading::parallel_for(row_blocks * groups, [&](int64_t t) {
-                const int64_t g = t / row_blocks, rb = t % row_blocks;
-                const int64_t i0 = rb * blk.mc;
-                const int64_t mcur = std::min(blk.mc, p.M - i0);
-                const int64_t q0 = panels * g / groups, q1 = panels * (g + 1) / groups;
-                const row_tiles rt = make_row_tiles(mcur, mr);
-
-                // Panel r of the packed block starts at start(r) * kcur and
-                // is read with a_cs = its height.
-                float *abuf = nullptr;
-                if (blk.pack_a) {
-                    abuf = t_a_scratch.get(blk.mc * blk.kc);
-                    if (!abuf) {
-                        a_ok = false;
-                        return;
-                    }
-                    for (int64_t r = 0; r < rt.count; ++r)
-                        pack_a_panel(p.A, p.lda, p.transa, i0 + rt.start(r), rt.height(r), pc,
-                                     kcur, abuf + rt.start(r) * kcur);
-                }
-                ukernel_args args;
-                args.ldc = p.ldc;
-                args.k = kcur;
-                args.alpha = p.alpha;
-                args.beta = beta;
-                for (int64_t q = q0; q < q1; ++q) {
-                    const int64_t j0 = jc + q * nr;
-                    const int64_t w = std::min<int64_t>(nr, jc + ncur - j0);
-                    args.b = b_panel(q, &args.b_ld);
-                    args.n = w;
-                    for (int64_t r = 0; r < rt.count; ++r) {
-                        const int64_t rs = rt.start(r), h = rt.height(r);
-                        set_a_tile(p, i0 + rt.start(r), rt.height(r), pc, kcur,
-                                   abuf ? abuf + rt.start(r) * kcur : nullptr, &args);
-                        args.c = p.C + (i0 + rs) * p.ldc + j0;
-                        args.m = h;
-                        kernels.find(h, w, bk)(&args);
-                    }
-                }
-            });
+    const bool split_n = panels >= nthr || row_blocks < 2;
+    const int64_t tasks = split_n ? std::min<int64_t>(panels, nthr) : row_blocks;
+    std::atomic<bool> ok{true};
+    threading::parallel_for(tasks, [&](int64_t t) {
+        block_range r;
+        if (split_n) {
+            r.i0 = 0;
+            r.i1 = p.M;
+            r.q0 = panels * t / tasks;
+            r.q1 = panels * (t + 1) / tasks;
+        } else {
+            r.i0 = t * blk.mc;
+            r.i1 = std::min(p.M, r.i0 + blk.mc);
+            r.q0 = 0;
+            r.q1 = panels;
         }
-    }
-    return a_ok ? anvil_success : anvil_out_of_memory;
+        if (!run_block(p, *setup, r)) ok = false;
+    });
+    return ok ? anvil_success : anvil_out_of_memory;
 }
 
 }  // namespace anvil::gemm
