@@ -453,5 +453,9 @@ const backend *highway_backend() {
     return fallback::highway_backend_for(fallback::supported_once(), cpu::effective_tier(false));
 }
 
+const backend *highway_backend_at(anvil_isa_t tier) {
+    return fallback::highway_backend_for(fallback::supported_once(), tier);
+}
+
 }  // namespace anvil::gemm
 #endif  // HWY_ONCE

@@ -49,6 +49,7 @@ const backend *backend_for_tier(anvil_isa_t tier);
 // Implemented by each tier (defined in jit/, fallback/, ref/).
 const backend *jit_avx512_backend();   // null when not built (non-x86) or CPU lacks AVX-512
 const backend *highway_backend();      // best Highway target allowed by the ISA cap
+const backend *highway_backend_at(anvil_isa_t tier);  // ... allowed by `tier` instead
 const backend *scalar_backend();
 
 }  // namespace anvil::gemm

@@ -13,7 +13,7 @@ const backend *backend_for_tier(anvil_isa_t tier) {
         case anvil_isa_avx512_core:
             return jit_avx512_backend();
         case anvil_isa_avx2:
-            return highway_backend();
+            return highway_backend_at(anvil_isa_avx2);
         case anvil_isa_scalar:
             return scalar_backend();
     }
