@@ -81,11 +81,14 @@ void reporter::text_row(const row &r) {
             std::fprintf(f, "anvil %8.2f GFLOP/s (spread %4.1f%%)", r.anvil_gflops,
                          100 * r.anvil_spread);
         if (!r.peer.empty())
-            std::fprintf(f, " | %s%s%s%s %8.2f (%5.1f%%, spread %4.1f%%) | ratio %.2f",
-                         r.peer.c_str(), r.peer_impl == "dnnl_sgemm" ? "" : " [",
-                         r.peer_impl == "dnnl_sgemm" ? "" : r.peer_impl.c_str(),
-                         r.peer_impl == "dnnl_sgemm" ? "" : "]", r.peer_gflops, r.peer_pct_peak,
-                         100 * r.peer_spread, r.ratio);
+        {
+            const bool impl = r.peer_impl != "dnnl_sgemm";
+            char pct[32] = "";
+            if (r.peer_pct_peak > 0) std::snprintf(pct, sizeof pct, "%5.1f%%, ", r.peer_pct_peak);
+            std::fprintf(f, " | %s%s%s%s %8.2f (%sspread %4.1f%%) | ratio %.2f", r.peer.c_str(),
+                         impl ? " [" : "", impl ? r.peer_impl.c_str() : "", impl ? "]" : "",
+                         r.peer_gflops, pct, 100 * r.peer_spread, r.ratio);
+        }
         if (r.p.M <= 4) {
             std::fprintf(f, " | weights GB/s anvil %.1f", r.anvil_gbps);
             if (!r.peer.empty()) std::fprintf(f, " %s %.1f", r.peer.c_str(), r.peer_gbps);
