@@ -27,16 +27,17 @@ jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
     : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major) {
     set_tile(d.m, d.n, 0, 0);
     if (row_major_ && m_ > 10)
-        preamble({rbx});
+        preamble({rbx, reg_b_pf});
     else
-        preamble({});
+        preamble({reg_b_pf});
     emit_tile();
     postamble();
 }
 
 jit_sgemm_avx512::jit_sgemm_avx512(const gemm::small_gemm_desc &d)
-    : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major) {
-    preamble({rbx, reg_tmp});
+    : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major),
+      whole_(true) {
+    preamble({rbx, reg_tmp, reg_b_pf});
     // Near-equal row tiles of at most kMaxM rows; columns in the widest
     // tiles the row height allows, the row's A staying in L1 across them.
     const int row_tiles = (d.M + kMaxM - 1) / kMaxM;
@@ -107,6 +108,16 @@ Address jit_sgemm_avx512::b_addr(int u, int j) {
 
 // Loads the tile's pointers and strides from the args (plus the tile's
 // offset, for whole-GEMM kernels: A row row0_, B and C column col0_).
+Address jit_sgemm_avx512::b_pf_addr(int u, int j) {
+    const int disp = j * kLanes * 4;
+    switch (u) {
+        case 0: return ptr[reg_b_pf + disp];
+        case 1: return ptr[reg_b_pf + reg_bld + disp];
+        case 2: return ptr[reg_b_pf + reg_bld * 2 + disp];
+        default: return ptr[reg_b_pf + reg_bld3 + disp];
+    }
+}
+
 void jit_sgemm_avx512::load_args() {
     // Touch the C tile first: its lines arrive while the K loop runs
     // (C is revisited once per K block and is usually out of L1 by then).
@@ -129,6 +140,16 @@ void jit_sgemm_avx512::load_args() {
     mov(reg_bld, ptr[reg_args + offsetof(ukernel_args, b_ld)]);
     shl(reg_bld, 2);
     lea(reg_bld3, ptr[reg_bld + reg_bld * 2]);
+    // Prefetch stream: the caller's hint, else B itself a few rows ahead
+    // (whole-GEMM kernels always use the latter).
+    Label have_hint;
+    if (row0_ == 0 && col0_ == 0 && !whole_) {
+        mov(reg_b_pf, ptr[reg_args + offsetof(ukernel_args, b_next)]);
+        test(reg_b_pf, reg_b_pf);
+        jnz(have_hint);
+    }
+    lea(reg_b_pf, ptr[reg_b + reg_bld * kPrefetchRows]);
+    L(have_hint);
     mov(reg_a, ptr[reg_args + offsetof(ukernel_args, a)]);
     if (row0_) {
         // A(row0, 0): row0 rows down (row-major) or row0 floats across.
@@ -174,6 +195,9 @@ void jit_sgemm_avx512::zero_accumulators() {
 // FMA into the row's accumulators (register broadcast: the embedded {1to16}
 // memory form is 8-19% slower on Zen 5).
 void jit_sgemm_avx512::k_step(int u) {
+    // B rows a few steps ahead: small-M calls stream B from memory, and the
+    // software prefetch keeps more lines in flight than the hardware's.
+    for (int j = 0; j < nv_; ++j) prefetcht0(b_pf_addr(u, j));
     for (int j = 0; j < nv_; ++j) {
         if (tail_vec(j))
             vmovups(b_vec(j) | k1 | T_z, b_addr(u, j));
@@ -187,10 +211,13 @@ void jit_sgemm_avx512::k_step(int u) {
 }
 
 void jit_sgemm_avx512::advance(int steps) {
-    if (steps == kUnrollK)
+    if (steps == kUnrollK) {
         lea(reg_b, ptr[reg_b + reg_bld * 4]);
-    else
+        lea(reg_b_pf, ptr[reg_b_pf + reg_bld * 4]);
+    } else {
         add(reg_b, reg_bld);
+        add(reg_b_pf, reg_bld);
+    }
     if (!row_major_) {
         if (steps == kUnrollK)
             lea(reg_a, ptr[reg_a + reg_astr * 4]);

@@ -36,6 +36,7 @@ private:
     // Addresses of A(i, k + u) and of vector j of B(k + u, .).
     Xbyak::Address a_addr(int i, int u);
     Xbyak::Address b_addr(int u, int j);
+    Xbyak::Address b_pf_addr(int u, int j);  // B(k + u + kPrefetchRows, .)
 
     // Emit steps.  set_tile() selects the tile (shape and offset into the
     // caller's A, B, C) that the following steps emit code for.
@@ -55,6 +56,7 @@ private:
     int m_ = 0, n_ = 0, nv_ = 0, n_bcast_ = 0;
     int row0_ = 0, col0_ = 0;  // tile offset (whole-GEMM kernels)
     bool row_major_;
+    bool whole_ = false;       // a whole-GEMM kernel (several tiles)
 
     // GPR map (System V: the args pointer arrives in rdi).
     const Xbyak::Reg64 reg_args = rdi;
@@ -68,6 +70,8 @@ private:
     const Xbyak::Reg64 reg_a5 = rax;     // row_major: rows 5..9 base
     const Xbyak::Reg64 reg_a10 = rbx;    // row_major: rows 10..11 base (callee-saved)
     const Xbyak::Reg64 reg_tmp = r12;    // offset arithmetic (callee-saved)
+    const Xbyak::Reg64 reg_b_pf = r13;   // B, kPrefetchRows rows ahead (callee-saved)
+    static constexpr int kPrefetchRows = 8;
 };
 
 }  // namespace anvil::jit

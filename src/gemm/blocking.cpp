@@ -17,8 +17,11 @@ constexpr int64_t kSmallM = 16;
 // B no larger than this (bytes) is read in place when it is not transposed:
 // it stays in L1/L2 across the row tiles, so a copy would only add time.
 constexpr int64_t kDirectBBytes = 64 * 1024;
-// A no larger than this (bytes) is read in place.
-constexpr int64_t kDirectABytes = 64 * 1024;
+// A no larger than this (bytes) is read in place even when its rows alias:
+// the copy would cost more than the conflict misses of so few lines.
+constexpr int64_t kDirectABytes = 16 * 1024;
+// Rows of A whose lines may share an L1 set without thrashing it.
+constexpr int64_t kAliasRowsInL1 = 8;
 
 }  // namespace
 
@@ -45,9 +48,11 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     b.nc = std::clamp<int64_t>(round_down(cs.l3 / 2 / (b.kc * fsz), b.nr), b.nr, 1 << 20);
 
     // A is read in place (no copy to amortise) unless its stride makes the
-    // rows of a tile collide in L1; the micro-kernels read it in either
-    // orientation, and the mc x kc block still stays in L2 across panels.
-    b.pack_a = M > kSmallM && a_stride_aliases_l1(lda) && M * K * fsz > kDirectABytes;
+    // rows of a tile collide in L1: with a stride that is a multiple of
+    // 2 KiB, more than 8 rows' lines share one or two L1 sets (12 ways,
+    // which B and C lines need too) and every k step misses.  The kernels
+    // read A in either orientation, and the mc x kc block stays in L2.
+    b.pack_a = M > kAliasRowsInL1 && a_stride_aliases_l1(lda) && M * K * fsz > kDirectABytes;
     if (M <= kSmallM) b.mc = M;  // one row block: the batch-1 inference rows
 
     // B is copied into panels when it is transposed or large, except for

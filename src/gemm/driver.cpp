@@ -302,14 +302,30 @@ void set_a_tile(const sgemm_problem &p, int64_t row0, int64_t h, int64_t pc, int
 // Small M with B prepacked: each full-depth panel is one contiguous stream,
 // so walk it top to bottom (all K blocks of one panel before the next
 // panel); the C tiles stay in L1 across the K blocks and the hardware
-// prefetcher sees one long sequential read per panel.
-void run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_table &kernels,
+// prefetcher sees one long sequential read per panel.  A (at most
+// kPanelMajorRows x K) is read from L2 for every panel; when it must be
+// packed it is packed once, full depth, per thread.
+constexpr int64_t kPanelMajorRows = 64;
+
+bool run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_table &kernels,
                      int64_t nr) {
     const row_tiles rt = make_row_tiles(p.M, blk.mr);
     const int64_t panels = ceil_div(p.N, nr);
     const int64_t groups = std::min<int64_t>(panels, threading::num_threads());
+    std::atomic<bool> ok{true};
     threading::parallel_for(groups, [&](int64_t g) {
-        ukernel_args args;
+        float *abuf = nullptr;
+        if (blk.pack_a) {
+            abuf = t_a_scratch.get(p.M * p.K);
+            if (!abuf) {
+                ok = false;
+                return;
+            }
+            for (int64_t t = 0; t < rt.count; ++t)
+                pack_a_panel(p.A, p.lda, p.transa, rt.start(t), rt.height(t), 0, p.K,
+                             abuf + rt.start(t) * p.K);
+        }
+        ukernel_args args{};
         args.ldc = p.ldc;
         args.alpha = p.alpha;
         args.b_ld = nr;
@@ -322,15 +338,25 @@ void run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
                 args.beta = pc == 0 ? p.beta : 1.0f;
                 const beta_kind bk = pc == 0 ? classify_beta(p.beta) : beta_kind::one;
                 args.b = panel + pc * nr;
-                for (int64_t r = 0; r < rt.count; ++r) {
-                    set_a_tile(p, rt.start(r), rt.height(r), pc, args.k, nullptr, &args);
-                    args.c = p.C + rt.start(r) * p.ldc + j0;
-                    args.m = rt.height(r);
+                // Tile 0 streams this block of the panel from memory; the
+                // others find it in L1 and prefetch the next block meanwhile.
+                const float *next = pc + blk.kc < p.K ? args.b + blk.kc * nr
+                                    : q + 1 < panels  ? panel + p.K * nr
+                                                      : nullptr;
+                for (int64_t t = 0; t < rt.count; ++t) {
+                    const int64_t h = rt.height(t);
+                    args.b_next = t == 0 ? nullptr : next;
+                    // Full-depth packed panel t: A(i, k) at start(t)*K + k*h + i.
+                    set_a_tile(p, rt.start(t), h, pc, args.k,
+                               abuf ? abuf + rt.start(t) * p.K + pc * h : nullptr, &args);
+                    args.c = p.C + rt.start(t) * p.ldc + j0;
+                    args.m = h;
                     kernels.find(args.m, args.n, bk)(&args);
                 }
             }
         }
     });
+    return ok;
 }
 
 // Rows [i0, i1) and panels [q0, q1) (of width setup.nr) of C.
@@ -359,7 +385,7 @@ bool run_block(const sgemm_problem &p, const call_setup &setup, const block_rang
             const beta_kind bk = pc == 0 ? classify_beta(p.beta) : beta_kind::one;
             if (blk.pack_b) pack_b_panels(p.B, p.ldb, p.transb, pc, kcur, jc, ncur, int(nr), bbuf);
 
-            ukernel_args args;
+            ukernel_args args{};
             args.ldc = p.ldc;
             args.k = kcur;
             args.alpha = p.alpha;
@@ -373,20 +399,23 @@ bool run_block(const sgemm_problem &p, const call_setup &setup, const block_rang
                     for (int64_t t = 0; t < rt.count; ++t)
                         pack_a_panel(p.A, p.lda, p.transa, i0 + rt.start(t), rt.height(t), pc,
                                      kcur, abuf + rt.start(t) * kcur);
+                // B block of panel q (of this nc block) and its row stride.
+                auto b_block = [&](int64_t q) -> const float * {
+                    const int64_t j0 = jc + q * nr;
+                    if (prepacked) return p.packed_b + (j0 / nr) * p.K * nr + pc * nr;
+                    if (bbuf) return bbuf + q * kcur * nr;
+                    return p.B + pc * p.ldb + j0;
+                };
+                args.b_ld = (prepacked || bbuf) ? nr : p.ldb;
                 for (int64_t q = 0; q < panels; ++q) {
                     const int64_t j0 = jc + q * nr;
                     args.n = std::min<int64_t>(nr, jc + ncur - j0);
-                    if (prepacked) {
-                        args.b = p.packed_b + (j0 / nr) * p.K * nr + pc * nr;
-                        args.b_ld = nr;
-                    } else if (bbuf) {
-                        args.b = bbuf + q * kcur * nr;
-                        args.b_ld = nr;
-                    } else {
-                        args.b = p.B + pc * p.ldb + j0;
-                        args.b_ld = p.ldb;
-                    }
+                    args.b = b_block(q);
+                    // Tile 0 brings this panel's block into L1; the others
+                    // prefetch the next panel's block meanwhile.
+                    const float *next = q + 1 < panels ? b_block(q + 1) : nullptr;
                     for (int64_t t = 0; t < rt.count; ++t) {
+                        args.b_next = t == 0 ? nullptr : next;
                         const int64_t row0 = i0 + rt.start(t);
                         args.m = rt.height(t);
                         set_a_tile(p, row0, args.m, pc, kcur,
@@ -424,7 +453,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     anvil_status_t st = find_or_prepare(be, p, &setup);
     if (st != anvil_success) return st;
     if (setup->whole.fn) {
-        ukernel_args args;
+        ukernel_args args{};
         set_a_tile(p, 0, p.M, 0, p.K, nullptr, &args);
         args.b = p.B;
         args.b_ld = p.ldb;
@@ -435,6 +464,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
         args.n = p.N;
         args.alpha = p.alpha;
         args.beta = p.beta;
+        args.b_next = nullptr;
         setup->whole.fn(&args);
         return anvil_success;
     }
@@ -442,10 +472,8 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     const kernel_table &kernels = setup->kernels;
     const int64_t nr = setup->nr;
 
-    if (prepacked && !blk.pack_a && p.M <= blk.mc) {
-        run_panel_major(p, blk, kernels, nr);
-        return anvil_success;
-    }
+    if (prepacked && p.M <= blk.mc && p.M <= kPanelMajorRows)
+        return run_panel_major(p, blk, kernels, nr) ? anvil_success : anvil_out_of_memory;
 
     // Threads take independent blocks of C (panel groups, or row blocks when
     // there are fewer panels than threads) and run the whole blocked loop

@@ -39,6 +39,11 @@ struct ukernel_args {
     int64_t n;   // columns of this tile  specialised on m and n and ignore them)
     float alpha;
     float beta;
+    // Prefetch hint, no effect on results: B rows to pull into cache while
+    // this tile runs (laid out like b, with stride b_ld), e.g. the next
+    // panel's block when the current one is already in L1; nullptr means
+    // "b, a few rows ahead".  Kernels never read it architecturally.
+    const float *b_next;
 };
 
 using ukernel_fn = void (*)(const ukernel_args *);
