@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -125,9 +126,25 @@ private:
     double gen_seconds_ = 0;
 };
 
+void print_summary();
+
 lru_cache &instance() {
-    static lru_cache *c = new lru_cache();  // never destroyed: kernels may outlive statics
+    static lru_cache *c = [] {
+        auto *cache = new lru_cache();  // never destroyed: kernels may outlive statics
+        // ANVIL_VERBOSE=1: one summary line of the cache's work at exit.
+        if (verbose::level() >= 1) std::atexit(print_summary);
+        return cache;
+    }();
     return *c;
+}
+
+void print_summary() {
+    const anvil_cache_stats_t st = stats();
+    verbose::emit("cache,summary,hits=" + std::to_string(st.hits) +
+                  ",misses=" + std::to_string(st.misses) +
+                  ",evictions=" + std::to_string(st.evictions) +
+                  ",size=" + std::to_string(st.size) + ",capacity=" + std::to_string(st.capacity) +
+                  ",gen_ms=" + std::to_string(st.generation_seconds * 1e3));
 }
 
 }  // namespace
