@@ -120,14 +120,16 @@ Address jit_sgemm_avx512::b_pf_addr(int u, int j) {
 
 void jit_sgemm_avx512::load_args() {
     // Touch the C tile first: its lines arrive while the K loop runs
-    // (C is revisited once per K block and is usually out of L1 by then).
-    mov(reg_a5, ptr[reg_args + offsetof(ukernel_args, c)]);
-    mov(reg_astr, ptr[reg_args + offsetof(ukernel_args, ldc)]);
-    shl(reg_astr, 2);
-    add_offset(reg_a5, reg_astr, row0_, col0_ * 4);
-    for (int i = 0; i < m_; ++i) {
-        for (int j = 0; j < nv_; ++j) prefetchw(ptr[reg_a5 + j * kLanes * 4]);
-        if (i + 1 < m_) add(reg_a5, reg_astr);
+    // (C is revisited once per K block and is usually out of L1 by then;
+    // whole-GEMM kernels' C is small and hot, so they skip this).
+    if (!whole_) {
+        mov(reg_a5, ptr[reg_args + offsetof(ukernel_args, c)]);
+        mov(reg_astr, ptr[reg_args + offsetof(ukernel_args, ldc)]);
+        shl(reg_astr, 2);
+        for (int i = 0; i < m_; ++i) {
+            for (int j = 0; j < nv_; ++j) prefetchw(ptr[reg_a5 + j * kLanes * 4]);
+            if (i + 1 < m_) add(reg_a5, reg_astr);
+        }
     }
     // Opmask for the last, partial vector of a row: loads of B and C and
     // stores of C never touch columns >= n.
@@ -197,7 +199,9 @@ void jit_sgemm_avx512::zero_accumulators() {
 void jit_sgemm_avx512::k_step(int u) {
     // B rows a few steps ahead: small-M calls stream B from memory, and the
     // software prefetch keeps more lines in flight than the hardware's.
-    for (int j = 0; j < nv_; ++j) prefetcht0(b_pf_addr(u, j));
+    // (Whole-GEMM kernels work on operands that sit in L1: no prefetches.)
+    if (!whole_)
+        for (int j = 0; j < nv_; ++j) prefetcht0(b_pf_addr(u, j));
     for (int j = 0; j < nv_; ++j) {
         if (tail_vec(j))
             vmovups(b_vec(j) | k1 | T_z, b_addr(u, j));
