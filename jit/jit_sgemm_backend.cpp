@@ -53,13 +53,6 @@ uint64_t desc_bits(const Desc &d) {
     return v;
 }
 
-std::string cache_key(const ukernel_desc &d) {
-    // "sgemm" + the descriptor bytes: distinct ops never share keys.
-    std::string key = "sgemm:";
-    key.append(reinterpret_cast<const char *>(&d), sizeof(d));
-    return key;
-}
-
 class jit_avx512_backend_t final : public backend {
 public:
     const char *name() const override { return "jit:avx512_core"; }
@@ -73,30 +66,7 @@ public:
             return anvil_invalid_argument;
         ukernel_desc d = desc;
         d.tier = uint8_t(anvil_isa_avx512_core);
-        const uint64_t bits = desc_bits(d);
-        if (const cache::kernel_ptr *hit = t_front.find(bits)) {
-            cache::note_front_hit();
-            fill(*hit, out);
-            return anvil_success;
-        }
-        cache::kernel_ptr k;
-        anvil_status_t st = cache::get_or_generate(
-            cache_key(d),
-            [&](cache::kernel_ptr *made) -> anvil_status_t {
-                try {
-                    jit::jit_sgemm_avx512 gen(d);
-                    return gen.finalize(jit::jit_sgemm_avx512::kernel_name(d), made);
-                } catch (const Xbyak::Error &) {
-                    return anvil_jit_error;
-                } catch (const std::bad_alloc &) {
-                    return anvil_out_of_memory;
-                }
-            },
-            &k);
-        if (st != anvil_success) return st;
-        fill(k, out);
-        t_front.put(bits, std::move(k));
-        return anvil_success;
+        return lookup(d, "sgemm:", 0, out);
     }
 
     anvil_status_t get_small(const small_gemm_desc &desc, ukernel_ref *out) const override {
@@ -104,15 +74,25 @@ public:
             return anvil_unsupported;
         small_gemm_desc d = desc;
         d.tier = uint8_t(anvil_isa_avx512_core);
-        // Front-cache keys of small kernels differ from tile kernels' in the
-        // top bit (the last byte of every descriptor is a reserved 0).
-        const uint64_t bits = desc_bits(d) | (1ull << 63);
+        // Front-cache keys of whole-GEMM kernels differ from tile kernels'
+        // in the top bit (the last byte of every descriptor is a reserved 0).
+        return lookup(d, "sgemm_small:", 1ull << 63, out);
+    }
+
+private:
+    // This thread's front cache, then the shared cache, generating the
+    // kernel (jit_sgemm_avx512 has a constructor per descriptor type) on a
+    // miss.
+    template <typename Desc>
+    static anvil_status_t lookup(const Desc &d, const char *key_prefix, uint64_t front_tag,
+                                 ukernel_ref *out) {
+        const uint64_t bits = desc_bits(d) | front_tag;
         if (const cache::kernel_ptr *hit = t_front.find(bits)) {
             cache::note_front_hit();
             fill(*hit, out);
             return anvil_success;
         }
-        std::string key = "sgemm_small:";
+        std::string key = key_prefix;
         key.append(reinterpret_cast<const char *>(&d), sizeof(d));
         cache::kernel_ptr k;
         anvil_status_t st = cache::get_or_generate(
@@ -134,7 +114,6 @@ public:
         return anvil_success;
     }
 
-private:
     static void fill(const cache::kernel_ptr &k, ukernel_ref *out) {
         out->fn = reinterpret_cast<ukernel_fn>(const_cast<void *>(k->entry()));
         out->name = k->name().c_str();

@@ -153,7 +153,7 @@ struct setup_key {
 
 setup_key make_key(const backend &be, const sgemm_problem &p) {
     setup_key k;
-    std::memset(&k, 0, sizeof(k));  // padding too: keys compare bytewise
+    std::memset(&k, 0, sizeof(k));
     k.be = &be;
     k.M = p.M;
     k.N = p.N;
