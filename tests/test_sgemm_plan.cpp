@@ -100,15 +100,21 @@ void run_plan_case(char ta, char tb, int64_t M, int64_t N, int64_t K, int64_t pa
     REQUIRE(anvil_gemm_plan_packed_b_size(p, &bytes) == anvil_success);
     REQUIRE(bytes >= size_t(N * K) * sizeof(float));
 
-    // Pack into a 64-byte aligned and a 4-byte offset caller buffer: the
-    // bytes must be the same (the buffer is plain, position-independent).
-    byte_buf aligned(bytes, 0), unaligned(bytes, 4);
+    // Pack into a 64-byte aligned, a 4-byte offset and (anvil.h: "any
+    // alignment is accepted") a 1-byte offset caller buffer: the bytes must
+    // be the same (the buffer is plain, position-independent).
+    byte_buf aligned(bytes, 0), unaligned(bytes, 4), odd(bytes, 1);
     REQUIRE(anvil_gemm_plan_pack_b(p, B.data(), aligned.p) == anvil_success);
     REQUIRE(anvil_gemm_plan_pack_b(p, B.data(), unaligned.p) == anvil_success);
+    REQUIRE(anvil_gemm_plan_pack_b(p, B.data(), odd.p) == anvil_success);
     CHECK(std::memcmp(aligned.p, unaligned.p, bytes) == 0);
-    // Packing reads B only: B unchanged, nothing written past `bytes`.
+    CHECK(std::memcmp(aligned.p, odd.p, bytes) == 0);
+    // Packing reads B only: B unchanged, nothing written past `bytes` (or
+    // before the buffer).
     CHECK(std::memcmp(B.data(), Bkeep.data(), Bkeep.size() * sizeof(float)) == 0);
     for (size_t t = bytes; t < bytes + 32; ++t) REQUIRE(unaligned.p[t] == 0xee);
+    for (size_t t = bytes; t < bytes + 32; ++t) REQUIRE(odd.p[t] == 0xee);
+    REQUIRE(odd.p[-1] == 0xee);
     REQUIRE(anvil_gemm_plan_pack_b_owned(p, B.data()) == anvil_success);
     const std::vector<unsigned char> packed_copy(aligned.p, aligned.p + bytes);
 
@@ -131,6 +137,8 @@ void run_plan_case(char ta, char tb, int64_t M, int64_t N, int64_t K, int64_t pa
         const cmat u = execute(p, c, in, unaligned.p);
         check_same_bits(u, a, "unaligned packed buffer vs aligned");
         check_same_value(u, want, "execute(unaligned packed buffer) vs reference");
+        const cmat b1 = execute(p, c, in, odd.p);
+        check_same_bits(b1, a, "1-byte offset packed buffer vs aligned");
         const cmat o = execute(p, c, in, nullptr);
         check_same_bits(o, a, "owned packed buffer vs caller's");
         const cmat m = execute(p, c, in, moved.p);
@@ -139,6 +147,7 @@ void run_plan_case(char ta, char tb, int64_t M, int64_t N, int64_t K, int64_t pa
     // Executing never writes the packed buffer.
     CHECK(std::memcmp(aligned.p, packed_copy.data(), bytes) == 0);
     CHECK(std::memcmp(unaligned.p, packed_copy.data(), bytes) == 0);
+    CHECK(std::memcmp(odd.p, packed_copy.data(), bytes) == 0);
     CHECK(anvil_gemm_plan_destroy(p) == anvil_success);
 }
 
