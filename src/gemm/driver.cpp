@@ -124,6 +124,18 @@ row_tiles make_row_tiles(int64_t rows, int64_t mr) {
     return r;
 }
 
+// Threads worth waking for a problem: each must get at least ~10 us of
+// work (2 MFLOP at AVX-512 speed), or starting and joining them costs more
+// than it saves (and a thread whose core is busy stalls the whole call).
+constexpr int64_t kMinFlopsPerThread = 2'000'000;
+
+int threads_for(const sgemm_problem &p) {
+    const int nthr = threading::num_threads();
+    const double flops = 2.0 * double(p.M) * double(p.N) * double(p.K);
+    const double useful = flops / double(kMinFlopsPerThread);
+    return useful >= nthr ? nthr : std::max(1, int(useful));
+}
+
 // Everything about a call that depends only on its shape: blocking, panel
 // width, A addressing and the kernels.
 struct call_setup {
@@ -162,7 +174,7 @@ setup_key make_key(const backend &be, const sgemm_problem &p) {
     k.ldb = p.ldb;
     k.ldc = p.ldc;
     k.cache_epoch = cache::epoch();
-    k.nthreads = threading::num_threads();
+    k.nthreads = threads_for(p);
     k.transa = p.transa;
     k.transb = p.transb;
     k.prepacked = p.packed_b != nullptr;
@@ -174,7 +186,7 @@ setup_key make_key(const backend &be, const sgemm_problem &p) {
 anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s) {
     const bool prepacked = p.packed_b != nullptr;
     s->blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, p.lda, prepacked,
-                            threading::num_threads());
+                            threads_for(p));
     const blocking &blk = s->blk;
     const int64_t mr = blk.mr;
     // Panel width: the packed width, or wider when B is read in place by
@@ -311,7 +323,7 @@ bool run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
                      int64_t nr) {
     const row_tiles rt = make_row_tiles(p.M, blk.mr);
     const int64_t panels = ceil_div(p.N, nr);
-    const int64_t groups = std::min<int64_t>(panels, threading::num_threads());
+    const int64_t groups = std::min<int64_t>(panels, threads_for(p));
     std::atomic<bool> ok{true};
     threading::parallel_for(groups, [&](int64_t g) {
         float *abuf = nullptr;
@@ -481,7 +493,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     // no barriers inside it, which matters when a core is shared.  Every
     // element's arithmetic depends only on kc, so any split gives the same
     // bits.
-    const int nthr = threading::num_threads();
+    const int nthr = threads_for(p);
     const int64_t panels = ceil_div(p.N, nr);
     const int64_t row_blocks = ceil_div(p.M, blk.mc);
     const bool split_n = panels >= nthr || row_blocks < 2;
