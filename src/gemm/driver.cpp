@@ -200,9 +200,12 @@ anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s)
     s->acc = blk.pack_a ? a_access::k_strided
                         : (p.transa ? a_access::k_strided : a_access::row_major);
 
-    // Tiny problems, read in place in one K block: one kernel for all of it.
+    // Tiny problems in one K block: one kernel for all of it.  B is read in
+    // place, or is one prepacked panel (N <= nr), which is a row-major B with
+    // row stride nr.
     s->whole = ukernel_ref();
-    if (b_in_place && !blk.pack_a && p.K <= blk.kc && p.M <= kSmallGemmMax &&
+    const bool b_one_panel = prepacked && p.N <= blk.nr;
+    if ((b_in_place || b_one_panel) && !blk.pack_a && p.K <= blk.kc && p.M <= kSmallGemmMax &&
         p.N <= kSmallGemmMax) {
         small_gemm_desc d{};
         d.tier = uint8_t(be.tier());
@@ -467,8 +470,8 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     if (setup->whole.fn) {
         ukernel_args args{};
         set_a_tile(p, 0, p.M, 0, p.K, nullptr, &args);
-        args.b = p.B;
-        args.b_ld = p.ldb;
+        args.b = prepacked ? p.packed_b : p.B;
+        args.b_ld = prepacked ? setup->blk.nr : p.ldb;
         args.c = p.C;
         args.ldc = p.ldc;
         args.k = p.K;
