@@ -100,15 +100,17 @@ void run_plan_case(char ta, char tb, int64_t M, int64_t N, int64_t K, int64_t pa
     REQUIRE(anvil_gemm_plan_packed_b_size(p, &bytes) == anvil_success);
     REQUIRE(bytes >= size_t(N * K) * sizeof(float));
 
-    // Pack into a 64-byte aligned, a 4-byte offset and (anvil.h: "any
-    // alignment is accepted") a 1-byte offset caller buffer: the bytes must
-    // be the same (the buffer is plain, position-independent).
+    // Pack into a 64-byte aligned and a 4-byte offset caller buffer: the
+    // bytes must be the same (the buffer is plain, position-independent).
+    // A buffer that is not 4-byte aligned (anvil.h: it holds floats) is
+    // refused with anvil_invalid_argument and left untouched.
     byte_buf aligned(bytes, 0), unaligned(bytes, 4), odd(bytes, 1);
     REQUIRE(anvil_gemm_plan_pack_b(p, B.data(), aligned.p) == anvil_success);
     REQUIRE(anvil_gemm_plan_pack_b(p, B.data(), unaligned.p) == anvil_success);
-    REQUIRE(anvil_gemm_plan_pack_b(p, B.data(), odd.p) == anvil_success);
+    REQUIRE(anvil_gemm_plan_pack_b(p, B.data(), odd.p) == anvil_invalid_argument);
+    for (size_t t = 0; t < bytes; ++t) REQUIRE(odd.p[t] == 0xee);
+    std::memcpy(odd.p, aligned.p, bytes);  // a misaligned copy, for execute below
     CHECK(std::memcmp(aligned.p, unaligned.p, bytes) == 0);
-    CHECK(std::memcmp(aligned.p, odd.p, bytes) == 0);
     // Packing reads B only: B unchanged, nothing written past `bytes` (or
     // before the buffer).
     CHECK(std::memcmp(B.data(), Bkeep.data(), Bkeep.size() * sizeof(float)) == 0);
@@ -137,8 +139,13 @@ void run_plan_case(char ta, char tb, int64_t M, int64_t N, int64_t K, int64_t pa
         const cmat u = execute(p, c, in, unaligned.p);
         check_same_bits(u, a, "unaligned packed buffer vs aligned");
         check_same_value(u, want, "execute(unaligned packed buffer) vs reference");
-        const cmat b1 = execute(p, c, in, odd.p);
-        check_same_bits(b1, a, "1-byte offset packed buffer vs aligned");
+        {
+            cmat cc(c.M, c.N, c.ldc, c.off_c);
+            cc.copy_window_from(in.C0);
+            CHECK(anvil_gemm_plan_execute(p, c.alpha, in.A.data(), odd.p, c.beta, cc.c()) ==
+                  anvil_invalid_argument);
+            check_same_bits(cc, in.C0, "execute with a misaligned packed buffer leaves C");
+        }
         const cmat o = execute(p, c, in, nullptr);
         check_same_bits(o, a, "owned packed buffer vs caller's");
         const cmat m = execute(p, c, in, moved.p);
@@ -147,7 +154,7 @@ void run_plan_case(char ta, char tb, int64_t M, int64_t N, int64_t K, int64_t pa
     // Executing never writes the packed buffer.
     CHECK(std::memcmp(aligned.p, packed_copy.data(), bytes) == 0);
     CHECK(std::memcmp(unaligned.p, packed_copy.data(), bytes) == 0);
-    CHECK(std::memcmp(odd.p, packed_copy.data(), bytes) == 0);
+    CHECK(std::memcmp(odd.p, packed_copy.data(), bytes) == 0);  // the copy made above
     CHECK(anvil_gemm_plan_destroy(p) == anvil_success);
 }
 

@@ -138,8 +138,9 @@ ANVIL_API anvil_status_t anvil_gemm_plan_create(anvil_gemm_plan_t *plan,
                                                 int64_t ldb, int64_t ldc);
 ANVIL_API anvil_status_t anvil_gemm_plan_packed_b_size(anvil_gemm_plan_t plan,
                                                        size_t *bytes);
-/* Packs B into a caller-owned buffer of packed_b_size bytes (any alignment
- * is accepted; 64-byte alignment is fastest). */
+/* Packs B into a caller-owned buffer of packed_b_size bytes.  The buffer
+ * must be 4-byte aligned (it holds floats; 64-byte alignment is fastest);
+ * another alignment gives anvil_invalid_argument, here and in execute. */
 ANVIL_API anvil_status_t anvil_gemm_plan_pack_b(anvil_gemm_plan_t plan,
                                                 const float *B, void *packed_b);
 /* Packs B into a buffer owned by the plan; execute with packed_b == NULL

@@ -1,4 +1,5 @@
 // The planned GEMM handle: create -> pack B once -> execute many times.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -55,8 +56,14 @@ bool header_matches(const anvil_gemm_plan &p, const void *buf) {
     return std::memcmp(&want, &have, sizeof(want)) == 0;
 }
 
+// Packed buffers hold floats after the header, so they must be 4-byte
+// aligned (any multiple of 4 works; 64 is fastest).
+bool float_aligned(const void *buf) { return reinterpret_cast<uintptr_t>(buf) % alignof(float) == 0; }
+
 anvil_status_t pack_into(anvil_gemm_plan_t p, const float *B, void *dst) {
-    fill_header(*p, static_cast<packed_header *>(dst));
+    packed_header h;
+    fill_header(*p, &h);
+    std::memcpy(dst, &h, sizeof(h));
     float *data = reinterpret_cast<float *>(static_cast<char *>(dst) + sizeof(packed_header));
     const int nr = p->be->nr();
     const int64_t panels = (p->N + nr - 1) / nr;
@@ -112,6 +119,7 @@ anvil_status_t anvil_gemm_plan_packed_b_size(anvil_gemm_plan_t plan, size_t *byt
 anvil_status_t anvil_gemm_plan_pack_b(anvil_gemm_plan_t plan, const float *B, void *packed_b) {
     if (!valid(plan)) return anvil_invalid_handle;
     if (!packed_b || (!B && plan->N > 0 && plan->K > 0)) return anvil_null_pointer;
+    if (!float_aligned(packed_b)) return anvil_invalid_argument;
     return pack_into(plan, B, packed_b);
 }
 
@@ -135,6 +143,7 @@ anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan, float alpha, cons
     if (plan->M > 0 && plan->N > 0 && !C) return anvil_null_pointer;
     if (plan->M > 0 && plan->N > 0 && plan->K > 0 && alpha != 0.0f && !A)
         return anvil_null_pointer;
+    if (!float_aligned(pb)) return anvil_invalid_argument;
     if (!header_matches(*plan, pb)) return anvil_bad_packed_buffer;
     gemm::sgemm_problem p;
     p.transa = plan->ta;
