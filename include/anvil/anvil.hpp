@@ -188,7 +188,8 @@ public:
         return bytes;
     }
 
-    // Packs B into a caller-owned buffer of packed_b_size() bytes.
+    // Packs B into a caller-owned buffer of packed_b_size() bytes, 4-byte
+    // aligned (64-byte alignment is fastest).
     void pack_b(const float *B, void *packed_b) const {
         check(anvil_gemm_plan_pack_b(plan_, B, packed_b), "anvil_gemm_plan_pack_b");
     }
