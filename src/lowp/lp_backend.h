@@ -1,0 +1,41 @@
+// A low-precision backend supplies lp micro-kernels (lp_ukernel.h) for one
+// ISA tier.  The driver asks select_lp_backend(kind) for the best one the
+// effective ISA allows.
+#pragma once
+#include <memory>
+
+#include "anvil/anvil.h"
+#include "lowp/lp_ukernel.h"
+
+namespace anvil::lowp {
+
+struct lp_ukernel_ref {
+    lp_ukernel_fn fn = nullptr;
+    std::shared_ptr<const void> keep_alive;
+    const char *name = "";
+};
+
+class lp_backend {
+public:
+    virtual ~lp_backend() = default;
+    virtual const char *name() const = 0;  // "jit:avx512_core_vnni", "hwy:AVX2", "scalar", ...
+    virtual anvil_isa_t tier() const = 0;
+    virtual bool supports(lp_kind kind) const = 0;
+    // Kernel for desc (1 <= m <= kMR, nv in {1, 2}, a supported kind).
+    virtual anvil_status_t get(const lp_ukernel_desc &desc, lp_ukernel_ref *out) const = 0;
+};
+
+// Best backend for `kind` under the effective ISA.  Never null.
+//   bf16: JIT (avx512_core_bf16) > Highway > scalar
+//   u8s8: JIT zmm (avx512_core_vnni) > JIT ymm AVX-VNNI (avx2 tier, CPU has
+//         AVX-VNNI) > Highway > scalar
+const lp_backend &select_lp_backend(lp_kind kind);
+// Every backend usable for `kind` under the effective ISA, best first (tests).
+// Each tier's own implementation; null when not built or the CPU lacks it
+// (they do not look at the ISA cap: select_lp_backend does).
+const lp_backend *jit_avx512_lp_backend();  // bf16 needs avx512_bf16, u8s8 avx512_vnni
+const lp_backend *jit_avx2_vnni_lp_backend();  // u8s8 only; null without AVX-VNNI
+const lp_backend *highway_lp_backend();     // best Highway target the cap allows
+const lp_backend *scalar_lp_backend();
+
+}  // namespace anvil::lowp

@@ -1,0 +1,20 @@
+// Picks the lp backend for the effective ISA (see lp_backend.h).
+#include "cpu/isa.h"
+#include "lowp/lp_backend.h"
+
+namespace anvil::lowp {
+
+const lp_backend &select_lp_backend(lp_kind kind) {
+    const uint32_t eff = cpu::effective_features();
+    const uint32_t need_jit = cpu::f_avx512_core |
+        (kind == lp_kind::bf16 ? uint32_t(cpu::f_avx512_bf16) : uint32_t(cpu::f_avx512_vnni));
+    if ((eff & need_jit) == need_jit)
+        if (const lp_backend *b = jit_avx512_lp_backend(); b && b->supports(kind)) return *b;
+    if (kind == lp_kind::u8s8 && (eff & (cpu::f_avx2 | cpu::f_avx2_vnni)) == (cpu::f_avx2 | cpu::f_avx2_vnni))
+        if (const lp_backend *b = jit_avx2_vnni_lp_backend(); b && b->supports(kind)) return *b;
+    if (cpu::effective_tier() != anvil_isa_scalar || !cpu::info().detected)
+        if (const lp_backend *b = highway_lp_backend(); b && b->supports(kind)) return *b;
+    return *scalar_lp_backend();
+}
+
+}  // namespace anvil::lowp

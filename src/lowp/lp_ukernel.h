@@ -1,0 +1,90 @@
+// The micro-kernel contract for the low-precision GEMMs (bf16 and int8),
+// shared by the JIT (AVX512-BF16, AVX512-VNNI, AVX-VNNI), Highway and scalar
+// backends.  A kernel only accumulates dot products into a small fp32/int32
+// tile; zero points, scales, bias, activations and the conversion to the
+// output type are applied afterwards to that tile by the post-op chain
+// (lowp/postops.h), so every backend shares one epilogue.
+//
+// K is consumed in groups of one dword: 2 bf16 or 4 int8 values, in k order
+// (element 0 of a group is the lowest k).  That is the operand shape of
+// vdpbf16ps and vpdpbusd, so JIT kernels broadcast one dword of A and
+// multiply it with a vector of B dwords.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace anvil::lowp {
+
+// What a k-group holds and how it is multiplied.
+enum class lp_kind : uint8_t {
+    bf16 = 0,  // A, B: 2 x bf16 each; acc fp32
+    u8s8 = 1,  // A: 4 x u8, B: 4 x s8; acc int32
+};
+
+constexpr int kGroupBytes = 4;                 // one dword per k-group
+constexpr int group_k(lp_kind k) { return k == lp_kind::bf16 ? 2 : 4; }
+constexpr int kMR = 12;                        // rows of the largest tile
+constexpr int kNR = 32;                        // packed B panel width (columns)
+constexpr int kLanes = 16;                     // columns per tile vector
+
+// One call computes the accumulator tile of rows 0..m-1 and columns
+// 0..ncols-1, ncols = 16 * nv (nv = ceil(n / 16), 1 or 2):
+//   A(i, g)   = the dword at a + i * a_rs + g * 4        (bytes)
+//   B(g, j)   = the dword at b + g * b_ld + j * 4        (bytes; a packed
+//               panel: columns past the matrix's N are zero-filled, so all
+//               ncols columns may be read)
+//   acc(i, j) = ((float or int32_t *) acc)[i * acc_ld + j]
+// Rows >= m of A are never read and rows >= m of acc never written; all
+// ncols columns of acc rows 0..m-1 are written.  kg >= 1 groups.
+// accumulate == 0 starts each element from 0, == 1 from acc(i, j).
+//
+// Arithmetic, fixed so that the backends agree bit for bit:
+//   u8s8: acc += sum_{t<4} u8(A_t) * s8(B_t) for g = 0..kg-1, in int32
+//         arithmetic that wraps modulo 2^32 (exact; never saturating).
+//   bf16: for g = 0..kg-1:  acc = acc + A_1 * B_1;  acc = acc + A_0 * B_0
+//         each addition rounded to fp32 (RNE); the products of two bf16
+//         are exact in fp32.  That is vdpbf16ps' order (element 1 first),
+//         checked on hardware.  vdpbf16ps also treats denormal inputs as
+//         zero and flushes denormal results; the portable kernels do not,
+//         so results may differ only where denormals occur.
+struct lp_ukernel_args {
+    const uint8_t *a;
+    const uint8_t *b;
+    void *acc;
+    int64_t a_rs;        // bytes between rows of A
+    int64_t b_ld;        // bytes between k-groups of the B panel (>= ncols * 4)
+    int64_t acc_ld;      // elements between rows of acc
+    int64_t kg;          // k-groups, >= 1
+    int64_t m;           // rows (generic kernels; JIT kernels are specialised)
+    int64_t n;           // columns needed, 1..32 (generic kernels compute ncols)
+    int64_t accumulate;  // 0 or 1 (must match the descriptor)
+    // Prefetch hint only, never read architecturally: where the next call's
+    // B starts (laid out like b), or nullptr.
+    const uint8_t *b_next;
+};
+
+using lp_ukernel_fn = void (*)(const lp_ukernel_args *);
+
+// What a kernel is specialised on.  POD, hashed bytewise by the cache, so
+// every byte is set.
+struct lp_ukernel_desc {
+    uint8_t tier;        // anvil_isa_t the kernel was made for
+    lp_kind kind;
+    uint8_t m;           // 1..kMR
+    uint8_t nv;          // 1 or 2 vectors of 16 columns
+    uint8_t accumulate;  // 0 or 1
+    uint8_t reserved[3];
+};
+static_assert(sizeof(lp_ukernel_desc) == 8, "lp_ukernel_desc must stay 8 packed bytes");
+
+inline lp_ukernel_desc make_lp_desc(uint8_t tier, lp_kind kind, int m, int nv, bool accumulate) {
+    lp_ukernel_desc d{};
+    d.tier = tier;
+    d.kind = kind;
+    d.m = uint8_t(m);
+    d.nv = uint8_t(nv);
+    d.accumulate = accumulate ? 1 : 0;
+    return d;
+}
+
+}  // namespace anvil::lowp
