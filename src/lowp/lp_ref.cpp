@@ -10,7 +10,7 @@ namespace {
 int64_t padded_cols(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
 }  // namespace
 
-void lp_ukernel_ref_bf16(const lp_ukernel_args *p) {
+void lp_ukernel_scalar_bf16(const lp_ukernel_args *p) {
     const int64_t ncols = padded_cols(p->n);
     for (int64_t i = 0; i < p->m; ++i) {
         float *acc = static_cast<float *>(p->acc) + i * p->acc_ld;
@@ -34,7 +34,7 @@ void lp_ukernel_ref_bf16(const lp_ukernel_args *p) {
     }
 }
 
-void lp_ukernel_ref_u8s8(const lp_ukernel_args *p) {
+void lp_ukernel_scalar_u8s8(const lp_ukernel_args *p) {
     const int64_t ncols = padded_cols(p->n);
     for (int64_t i = 0; i < p->m; ++i) {
         int32_t *acc = static_cast<int32_t *>(p->acc) + i * p->acc_ld;
@@ -53,11 +53,11 @@ void lp_ukernel_ref_u8s8(const lp_ukernel_args *p) {
     }
 }
 
-void lp_ukernel_ref(const lp_ukernel_args *args, lp_kind kind) {
+void lp_ukernel_scalar(const lp_ukernel_args *args, lp_kind kind) {
     if (kind == lp_kind::bf16)
-        lp_ukernel_ref_bf16(args);
+        lp_ukernel_scalar_bf16(args);
     else
-        lp_ukernel_ref_u8s8(args);
+        lp_ukernel_scalar_u8s8(args);
 }
 
 namespace {
@@ -70,10 +70,10 @@ public:
     anvil_status_t get(const lp_ukernel_desc &d, lp_ukernel_ref *out) const override {
         if (d.m < 1 || d.m > kMR || d.nv < 1 || d.nv > 2) return anvil_invalid_argument;
         if (d.kind == lp_kind::bf16) {
-            out->fn = lp_ukernel_ref_bf16;
+            out->fn = lp_ukernel_scalar_bf16;
             out->name = "scalar_lp_bf16";
         } else {
-            out->fn = lp_ukernel_ref_u8s8;
+            out->fn = lp_ukernel_scalar_u8s8;
             out->name = "scalar_lp_u8s8";
         }
         out->keep_alive.reset();

@@ -32,8 +32,8 @@ inline uint16_t f32_to_bf16(float f) {
 }
 
 // The lp micro-kernel contract, one element at a time (any m, n).
-void lp_ukernel_ref(const lp_ukernel_args *args, lp_kind kind);
-void lp_ukernel_ref_bf16(const lp_ukernel_args *args);
-void lp_ukernel_ref_u8s8(const lp_ukernel_args *args);
+void lp_ukernel_scalar(const lp_ukernel_args *args, lp_kind kind);
+void lp_ukernel_scalar_bf16(const lp_ukernel_args *args);
+void lp_ukernel_scalar_u8s8(const lp_ukernel_args *args);
 
 }  // namespace anvil::lowp
