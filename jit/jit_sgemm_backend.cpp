@@ -1,57 +1,16 @@
 // The JIT AVX-512 fp32 backend: kernels generated on first use, cached by
 // descriptor.
-#include <cstring>
-
 #include "cache/kernel_cache.h"
 #include "cpu/isa.h"
 #include "gemm/backend.h"
+#include "jit/jit_front_cache.h"
 #include "jit/jit_sgemm_avx512.h"
 
 namespace anvil::gemm {
 namespace {
 
-// Per-thread front of the kernel cache: a small direct-mapped table keyed
-// by the 8 descriptor bytes, so a cached call costs no lock and no string.
-// It holds its kernels alive, bounded by its size, after a global eviction.
-class front_cache {
-public:
-    static constexpr int kSlots = 64;
-    const cache::kernel_ptr *find(uint64_t key) {
-        const uint64_t e = cache::epoch();
-        if (e != epoch_) {  // the cache was cleared: forget what we held
-            for (slot &s : slots_) s.k.reset();
-            epoch_ = e;
-        }
-        const slot &s = slots_[index(key)];
-        return (s.k && s.key == key) ? &s.k : nullptr;
-    }
-    void put(uint64_t key, cache::kernel_ptr k) {
-        slot &s = slots_[index(key)];
-        s.key = key;
-        s.k = std::move(k);
-    }
-
-private:
-    struct slot {
-        uint64_t key = 0;
-        cache::kernel_ptr k;
-    };
-    static int index(uint64_t key) {
-        return int((key * 0x9E3779B97F4A7C15ull) >> 58);  // top 6 bits
-    }
-    slot slots_[kSlots];
-    uint64_t epoch_ = 0;
-};
-
-thread_local front_cache t_front;
-
-template <typename Desc>
-uint64_t desc_bits(const Desc &d) {
-    static_assert(sizeof(Desc) == sizeof(uint64_t), "descriptors are 8 bytes");
-    uint64_t v;
-    std::memcpy(&v, &d, sizeof(v));
-    return v;
-}
+// This thread's front of the kernel cache for fp32 kernels (jit_front_cache.h).
+thread_local jit::front_cache t_front;
 
 class jit_avx512_backend_t final : public backend {
 public:
@@ -86,7 +45,7 @@ private:
     template <typename Desc>
     static anvil_status_t lookup(const Desc &d, const char *key_prefix, uint64_t front_tag,
                                  ukernel_ref *out) {
-        const uint64_t bits = desc_bits(d) | front_tag;
+        const uint64_t bits = jit::desc_bits(d) | front_tag;
         if (const cache::kernel_ptr *hit = t_front.find(bits)) {
             cache::note_front_hit();
             fill(*hit, out);

@@ -1,0 +1,54 @@
+// Per-thread front of the kernel cache, shared by the JIT backends: a small
+// direct-mapped table keyed by a kernel's 8 descriptor bytes, so a cached
+// call costs no lock and no string.  Each backend keeps its own
+// thread_local instance, so keys of different backends never collide.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "cache/kernel_cache.h"
+
+namespace anvil::jit {
+
+// It holds its kernels alive, bounded by its size, after a global eviction.
+class front_cache {
+public:
+    static constexpr int kSlots = 64;
+    const cache::kernel_ptr *find(uint64_t key) {
+        const uint64_t e = cache::epoch();
+        if (e != epoch_) {  // the cache was cleared: forget what we held
+            for (slot &s : slots_) s.k.reset();
+            epoch_ = e;
+        }
+        const slot &s = slots_[index(key)];
+        return (s.k && s.key == key) ? &s.k : nullptr;
+    }
+    void put(uint64_t key, cache::kernel_ptr k) {
+        slot &s = slots_[index(key)];
+        s.key = key;
+        s.k = std::move(k);
+    }
+
+private:
+    struct slot {
+        uint64_t key = 0;
+        cache::kernel_ptr k;
+    };
+    static int index(uint64_t key) {
+        return int((key * 0x9E3779B97F4A7C15ull) >> 58);  // top 6 bits
+    }
+    slot slots_[kSlots];
+    uint64_t epoch_ = 0;
+};
+
+// A descriptor's bytes as the front-cache key.
+template <typename Desc>
+uint64_t desc_bits(const Desc &d) {
+    static_assert(sizeof(Desc) == sizeof(uint64_t), "descriptors are 8 bytes");
+    uint64_t v;
+    std::memcpy(&v, &d, sizeof(v));
+    return v;
+}
+
+}  // namespace anvil::jit

@@ -1,0 +1,38 @@
+// AVX-512 low-precision micro-kernel generator (lowp/lp_ukernel.h) on zmm:
+// bf16 with vdpbf16ps (AVX512-BF16), u8s8 with vpdpbusd (AVX512-VNNI).
+// Specialised on kind, m (1..12), nv (1..2) and accumulate.
+#pragma once
+#include <string>
+
+#include "jit/jit_lp_generator.h"
+
+namespace anvil::jit {
+
+class jit_lp_avx512 : public jit_lp_generator {
+public:
+    static constexpr int kLanes = 16;  // dwords per zmm
+    static constexpr int kVecBytes = 64;
+
+    explicit jit_lp_avx512(const lowp::lp_ukernel_desc &d);
+    static std::string kernel_name(const lowp::lp_ukernel_desc &d);
+
+private:
+    // Register map: the m * nv <= 24 accumulators from zmm0 up, the nv B
+    // vectors of the current k-group from zmm31 down, and below them up to
+    // four A broadcasts (u8s8), rotating so consecutive rows' broadcasts
+    // are independent.  bf16 broadcasts A from memory ({1to16}) instead.
+    Xbyak::Zmm acc(int i, int j) const { return Xbyak::Zmm(i * d_.nv + j); }
+    Xbyak::Zmm b_vec(int j) const { return Xbyak::Zmm(31 - j); }
+    Xbyak::Zmm bcast(int i) const { return Xbyak::Zmm(31 - d_.nv - i % n_bcast_); }
+    bool is_int() const { return d_.kind == lowp::lp_kind::u8s8; }
+    void load_vec(const Xbyak::Zmm &z, const Xbyak::Address &src);
+    void store_vec(const Xbyak::Address &dst, const Xbyak::Zmm &z);
+
+    void init_acc() override;
+    void k_group(int u) override;
+    void store_acc() override;
+
+    int n_bcast_ = 0;
+};
+
+}  // namespace anvil::jit

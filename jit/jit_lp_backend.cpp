@@ -1,0 +1,118 @@
+// The JIT low-precision backends (lowp/lp_backend.h): AVX-512 on zmm (bf16
+// and/or u8s8, as the CPU allows) and AVX-VNNI on ymm (u8s8).  Kernels are
+// generated on first use and cached by descriptor, like the fp32 backend's.
+// The backends test what the CPU has; the ISA cap is select_lp_backend's.
+#include "cache/kernel_cache.h"
+#include "cpu/isa.h"
+#include "jit/jit_front_cache.h"
+#include "jit/jit_lp_avx2_vnni.h"
+#include "jit/jit_lp_avx512.h"
+#include "lowp/lp_backend.h"
+
+namespace anvil::lowp {
+namespace {
+
+bool detected(uint32_t features) { return (cpu::info().detected & features) == features; }
+
+bool valid_shape(const lp_ukernel_desc &d) {
+    return d.m >= 1 && d.m <= kMR && d.nv >= 1 && d.nv <= 2 && d.accumulate <= 1 &&
+           (d.kind == lp_kind::bf16 || d.kind == lp_kind::u8s8);
+}
+
+// The descriptor as cached: the kernel's tier and no stray reserved bytes.
+lp_ukernel_desc normalized(const lp_ukernel_desc &desc, anvil_isa_t tier) {
+    lp_ukernel_desc d = make_lp_desc(uint8_t(tier), desc.kind, desc.m, desc.nv, desc.accumulate);
+    return d;
+}
+
+// This thread's front cache (each backend has its own), then the shared
+// cache, generating with Gen on a miss.
+template <typename Gen>
+anvil_status_t lookup(jit::front_cache &front, const lp_ukernel_desc &d, const char *key_prefix,
+                      lp_ukernel_ref *out) {
+    const uint64_t bits = jit::desc_bits(d);
+    const cache::kernel_ptr *hit = front.find(bits);
+    cache::kernel_ptr k;
+    if (hit) {
+        cache::note_front_hit();
+    } else {
+        std::string key = key_prefix;
+        key.append(reinterpret_cast<const char *>(&d), sizeof(d));
+        const anvil_status_t st = cache::get_or_generate(
+            key,
+            [&](cache::kernel_ptr *made) -> anvil_status_t {
+                try {
+                    Gen gen(d);
+                    return gen.finalize(Gen::kernel_name(d), made);
+                } catch (const Xbyak::Error &) {
+                    return anvil_jit_error;
+                } catch (const std::bad_alloc &) {
+                    return anvil_out_of_memory;
+                }
+            },
+            &k);
+        if (st != anvil_success) return st;
+        front.put(bits, k);
+        hit = &k;
+    }
+    out->fn = reinterpret_cast<lp_ukernel_fn>(const_cast<void *>((*hit)->entry()));
+    out->name = (*hit)->name().c_str();
+    out->keep_alive = *hit;
+    return anvil_success;
+}
+
+thread_local jit::front_cache t_front_avx512;
+thread_local jit::front_cache t_front_avx2_vnni;
+
+class jit_avx512_lp_backend_t final : public lp_backend {
+public:
+    const char *name() const override { return "jit:avx512_lp"; }
+    anvil_isa_t tier() const override {
+        return detected(cpu::f_avx512_bf16) ? anvil_isa_avx512_core_bf16
+                                            : anvil_isa_avx512_core_vnni;
+    }
+    bool supports(lp_kind kind) const override {
+        return detected(cpu::f_avx512_core |
+                        (kind == lp_kind::bf16 ? cpu::f_avx512_bf16 : cpu::f_avx512_vnni));
+    }
+    anvil_status_t get(const lp_ukernel_desc &desc, lp_ukernel_ref *out) const override {
+        if (!valid_shape(desc)) return anvil_invalid_argument;
+        if (!supports(desc.kind)) return anvil_unsupported;
+        const anvil_isa_t t = desc.kind == lp_kind::bf16 ? anvil_isa_avx512_core_bf16
+                                                         : anvil_isa_avx512_core_vnni;
+        return lookup<jit::jit_lp_avx512>(t_front_avx512, normalized(desc, t), "lp_avx512:", out);
+    }
+};
+
+class jit_avx2_vnni_lp_backend_t final : public lp_backend {
+public:
+    const char *name() const override { return "jit:avx2_vnni_lp"; }
+    anvil_isa_t tier() const override { return anvil_isa_avx2; }
+    bool supports(lp_kind kind) const override {
+        return kind == lp_kind::u8s8 && detected(cpu::f_avx2 | cpu::f_avx2_vnni);
+    }
+    anvil_status_t get(const lp_ukernel_desc &desc, lp_ukernel_ref *out) const override {
+        if (!valid_shape(desc)) return anvil_invalid_argument;
+        if (!supports(desc.kind)) return anvil_unsupported;
+        return lookup<jit::jit_lp_avx2_vnni>(t_front_avx2_vnni, normalized(desc, anvil_isa_avx2),
+                                             "lp_avx2vnni:", out);
+    }
+};
+
+}  // namespace
+
+const lp_backend *jit_avx512_lp_backend() {
+    if (!detected(cpu::f_avx512_core) ||
+        !(cpu::info().detected & (cpu::f_avx512_bf16 | cpu::f_avx512_vnni)))
+        return nullptr;
+    static const jit_avx512_lp_backend_t b;
+    return &b;
+}
+
+const lp_backend *jit_avx2_vnni_lp_backend() {
+    if (!detected(cpu::f_avx2 | cpu::f_avx2_vnni)) return nullptr;
+    static const jit_avx2_vnni_lp_backend_t b;
+    return &b;
+}
+
+}  // namespace anvil::lowp
