@@ -153,6 +153,53 @@ ANVIL_API anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan,
                                                  float beta, float *C);
 ANVIL_API anvil_status_t anvil_gemm_plan_destroy(anvil_gemm_plan_t plan);
 
+/* ------------------------------------------------- low-precision GEMM */
+
+/* bf16 values are stored as their 16 bits (the high half of an fp32). */
+typedef uint16_t anvil_bf16_t;
+
+/* C (fp32) = alpha * op(A) * op(B) + beta * C with A, B in bf16 and fp32
+ * accumulation; anvil_sgemm's conventions (row-major, 'N'/'T', beta == 0
+ * never reads C, K == 0 gives C = beta * C).  Every backend rounds alike:
+ * the products are exact and each k-pair adds element k+1's product, then
+ * element k's, to the fp32 accumulator (vdpbf16ps' order); only denormals
+ * may differ (AVX512-BF16 flushes them). */
+ANVIL_API anvil_status_t anvil_gemm_bf16bf16f32(char transa, char transb,
+                                                int64_t M, int64_t N,
+                                                int64_t K, float alpha,
+                                                const anvil_bf16_t *A,
+                                                int64_t lda,
+                                                const anvil_bf16_t *B,
+                                                int64_t ldb, float beta,
+                                                float *C, int64_t ldc);
+
+/* C (s32) = alpha * (op(A) - ao) * (op(B) - bo) + beta * C + co with the
+ * argument order and meaning of oneDNN's dnnl_gemm_u8s8s32:
+ *   offsetc 'F': co[0] for every element; 'C': co[i] (one per row of C,
+ *   "constant within each column"); 'R': co[j] (one per column).
+ * The int32 accumulation is exact (wrapping modulo 2^32 only if the true
+ * dot product does) on every CPU.  With alpha == 1 and beta in {0, 1} the
+ * result is computed in integers; otherwise in double, then rounded to
+ * nearest-even; every result saturates to the int32 range.  K == 0 gives
+ * beta * C + co (oneDNN 2.6 leaves C unchanged there). */
+ANVIL_API anvil_status_t anvil_gemm_u8s8s32(char transa, char transb,
+                                            char offsetc, int64_t M,
+                                            int64_t N, int64_t K, float alpha,
+                                            const uint8_t *A, int64_t lda,
+                                            uint8_t ao, const int8_t *B,
+                                            int64_t ldb, int8_t bo,
+                                            float beta, int32_t *C,
+                                            int64_t ldc, const int32_t *co);
+/* The same with signed A (dnnl_gemm_s8s8s32). */
+ANVIL_API anvil_status_t anvil_gemm_s8s8s32(char transa, char transb,
+                                            char offsetc, int64_t M,
+                                            int64_t N, int64_t K, float alpha,
+                                            const int8_t *A, int64_t lda,
+                                            int8_t ao, const int8_t *B,
+                                            int64_t ldb, int8_t bo,
+                                            float beta, int32_t *C,
+                                            int64_t ldc, const int32_t *co);
+
 /* Describes, without running it, what anvil would do for this sgemm shape
  * (kernel names, blocking, threads, packed sizes) into buf (NUL-terminated,
  * truncated to size).  *needed (if non-NULL) receives the full length + 1. */

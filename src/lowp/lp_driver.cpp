@@ -1,0 +1,249 @@
+// The lp GEMM driver (see lp_driver.h).
+//
+// Loop nest of one task (an M block x an N block, independent of every
+// other task, so no two threads ever write the same C element and K is
+// never split across threads: results do not depend on the thread count):
+//   for each K block (kcg groups):          the B micro-panels of this block
+//     for each 32-column panel:             sit in L1 while ...
+//       for each 12-row tile:               ... every row tile of the M block
+//         kernel: acc tile (+)= A tile . B micro-panel
+//   epilogue(acc block) -> C                the single store
+// The accumulator block (mc x nc) is per thread and stays in L2.
+#include "lowp/lp_driver.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "cpu/isa.h"
+#include "threading/parallel.h"
+
+namespace anvil::lowp {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// A 64-byte aligned buffer that only grows; one per thread and purpose.
+class scratch {
+public:
+    ~scratch() { std::free(p_); }
+    void *get(int64_t bytes) {
+        if (bytes > cap_) {
+            void *q = std::aligned_alloc(64, size_t(round_up(std::max<int64_t>(bytes, 64), 64)));
+            if (!q) return nullptr;
+            std::free(p_);
+            p_ = q;
+            cap_ = bytes;
+        }
+        return p_;
+    }
+
+private:
+    void *p_ = nullptr;
+    int64_t cap_ = 0;
+};
+
+thread_local scratch t_acc;     // the caller's accumulator slots (one per worker)
+thread_local scratch t_apack;   // the caller's packed A + row sums
+thread_local scratch t_bpack;   // the caller's packed B + column sums
+
+// Work below which a second thread costs more than it saves (ops, 2*M*N*K).
+constexpr double kMinOpsPerThread = 4e6;
+
+// The kernels a call needs: [m == kMR ? 0 : 1][nv - 1][accumulate].
+struct kernel_set {
+    lp_ukernel_ref k[2][2][2];
+    int m_tail = 0;
+};
+
+anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp_blocking &b,
+                             kernel_set *ks) {
+    const bool multi_k = b.kg > b.kcg;
+    ks->m_tail = int(p.M % kMR);
+    const int rows[2] = {p.M >= kMR ? kMR : 0, ks->m_tail};
+    // Column tiles are 32 wide except a tail of 1..16 columns (nv = 1).
+    const bool need_nv2 = p.N > kLanes;
+    const bool need_nv1 = (p.N % kNR) != 0 && (p.N % kNR) <= kLanes;
+    for (int r = 0; r < 2; ++r) {
+        if (rows[r] == 0) continue;
+        for (int nv = 1; nv <= 2; ++nv) {
+            if ((nv == 2 && !need_nv2) || (nv == 1 && !need_nv1)) continue;
+            for (int acc = 0; acc <= (multi_k ? 1 : 0); ++acc) {
+                const lp_ukernel_desc d = make_lp_desc(uint8_t(be.tier()), p.kind, rows[r], nv, acc != 0);
+                const anvil_status_t st = be.get(d, &ks->k[r][nv - 1][acc]);
+                if (st != anvil_success) return st;
+            }
+        }
+    }
+    return anvil_success;
+}
+
+struct packed_a {
+    const uint8_t *rows = nullptr;  // row i at rows + i * row_bytes
+    int64_t row_bytes = 0;
+    const int32_t *rowsum = nullptr;
+};
+
+// One task: rows [i0, i0 + m) x columns [j0, j0 + n) of C.
+void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
+              const packed_a &pa, const uint8_t *pb, const int32_t *colsum, int64_t i0, int64_t m,
+              int64_t j0, int64_t n, void *acc, const lp_epilogue &epi) {
+    const int64_t acc_ld = round_up(n, kNR);
+    const int64_t panel_bytes_per_group = int64_t(kNR) * kGroupBytes;
+    if (!p.zero_product) {
+        for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
+            const int64_t kcg = std::min(b.kcg, b.kg - g0);
+            const int accumulate = g0 > 0 ? 1 : 0;
+            for (int64_t jc = 0; jc < n; jc += kNR) {
+                const int64_t panel = (j0 + jc) / kNR;
+                const uint8_t *bp = pb + (panel * b.kg + g0) * panel_bytes_per_group;
+                const int nv = int(ceil_div(std::min<int64_t>(kNR, n - jc), kLanes));
+                for (int64_t ic = 0; ic < m; ic += kMR) {
+                    const int mt = int(std::min<int64_t>(kMR, m - ic));
+                    const lp_ukernel_ref &k = ks.k[mt == kMR ? 0 : 1][nv - 1][accumulate];
+                    lp_ukernel_args a;
+                    a.a = pa.rows + (i0 + ic) * pa.row_bytes + g0 * kGroupBytes;
+                    a.b = bp;
+                    a.acc = static_cast<uint8_t *>(acc) + (ic * acc_ld + jc) * 4;
+                    a.a_rs = pa.row_bytes;
+                    a.b_ld = panel_bytes_per_group;
+                    a.acc_ld = acc_ld;
+                    a.kg = kcg;
+                    a.m = mt;
+                    a.n = std::min<int64_t>(kNR, n - jc);
+                    a.accumulate = accumulate;
+                    a.b_next = ic + kMR < m ? nullptr : bp + b.kg * panel_bytes_per_group;
+                    k.fn(&a);
+                }
+            }
+        }
+    } else {
+        std::memset(acc, 0, size_t(m * acc_ld * 4));
+    }
+    lp_block blk;
+    blk.acc = acc;
+    blk.acc_ld = acc_ld;
+    blk.i0 = i0;
+    blk.j0 = j0;
+    blk.m = m;
+    blk.n = n;
+    blk.rowsum = pa.rowsum ? pa.rowsum + i0 : nullptr;
+    blk.colsum = colsum ? colsum + j0 : nullptr;
+    epi.apply(blk);
+}
+
+}  // namespace
+
+lp_blocking choose_lp_blocking(const lp_problem &p) {
+    const cpu::cache_sizes &cs = cpu::info().caches;
+    lp_blocking b;
+    b.kg = std::max<int64_t>(1, k_groups(p.kind, p.K));
+    // K block: the kcg x 32 micro-panel of B (128 bytes per group) is
+    // reused by every row tile of the M block, so it should stay in L1
+    // next to the 12-row A tile (48 bytes per group): 2/3 of L1d for both.
+    // Split K evenly so the last block is not a sliver.
+    const int64_t per_group = int64_t(kNR + kMR) * kGroupBytes;
+    const int64_t kcg_max = std::clamp<int64_t>(cs.l1d * 2 / 3 / per_group, 32, 2048);
+    const int64_t nkb = ceil_div(b.kg, kcg_max);
+    b.kcg = ceil_div(b.kg, nkb);
+    const double ops = 2.0 * double(p.M) * double(p.N) * double(p.K);
+    const int nthr = threading::num_threads();
+    b.nthreads = std::max(1, std::min(nthr, int(ops / kMinOpsPerThread)));
+    // M block: its A rows (kcg groups each) are re-read from L2 for every
+    // panel, and its accumulator block (mc x nc, 4 bytes each) lives in L2
+    // too: mc = 96 rows with nc <= 256 columns is 96 KiB of accumulators.
+    b.mc = std::min<int64_t>(round_up(p.M, 1), 96);
+    // N block: 256 columns (8 panels) per task; narrower when that leaves a
+    // thread idle on a one-block M.
+    b.nc = std::min<int64_t>(round_up(p.N, kNR), 256);
+    const int64_t m_blocks = ceil_div(p.M, b.mc);
+    if (m_blocks * ceil_div(p.N, b.nc) < 2 * b.nthreads) {
+        const int64_t want = ceil_div(2 * b.nthreads, m_blocks);
+        b.nc = std::max<int64_t>(kNR, round_up(ceil_div(p.N, want), kNR));
+    }
+    return b;
+}
+
+anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {
+    if (p.M == 0 || p.N == 0) return anvil_success;
+    const lp_blocking b = choose_lp_blocking(p);
+    kernel_set ks;
+    if (!p.zero_product) {
+        const anvil_status_t st = fetch_kernels(be, p, b, &ks);
+        if (st != anvil_success) return st;
+    }
+
+    // Packed A (all rows; it is M x K bytes, small next to the work) with
+    // its row sums after it.
+    packed_a pa;
+    pa.row_bytes = b.kg * kGroupBytes;
+    const bool want_rowsum = epi.needs_rowsum && !p.zero_product;
+    if (!p.zero_product) {
+        const int64_t a_bytes = round_up(p.M * pa.row_bytes, 64);
+        auto *abuf = static_cast<uint8_t *>(t_apack.get(a_bytes + (want_rowsum ? p.M * 4 : 0)));
+        if (!abuf) return anvil_out_of_memory;
+        auto *rowsum = want_rowsum ? reinterpret_cast<int32_t *>(abuf + a_bytes) : nullptr;
+        pack_a(p.a_elem, p.transa, p.K, p.A, p.lda, 0, p.M, abuf, pa.row_bytes, rowsum);
+        pa.rows = abuf;
+        pa.rowsum = rowsum;
+    } else if (epi.needs_rowsum) {
+        // No product: the compensation terms are of a zero dot product too.
+        auto *z = static_cast<int32_t *>(t_apack.get(p.M * 4));
+        if (!z) return anvil_out_of_memory;
+        std::memset(z, 0, size_t(p.M * 4));
+        pa.rowsum = z;
+    }
+
+    // Packed B: the caller's, or packed here (in parallel over panels).
+    const int64_t panels = ceil_div(p.N, kNR);
+    const uint8_t *pb = p.packed_b;
+    const int32_t *colsum = p.packed_colsum;
+    const bool want_colsum = epi.needs_colsum;
+    if (!pb || (want_colsum && !colsum)) {
+        const int64_t b_bytes = p.zero_product ? 0 : round_up(packed_b_bytes(p.kind, p.K, p.N), 64);
+        auto *bbuf = static_cast<uint8_t *>(t_bpack.get(b_bytes + panels * kNR * 4));
+        if (!bbuf) return anvil_out_of_memory;
+        auto *cs = want_colsum ? reinterpret_cast<int32_t *>(bbuf + b_bytes) : nullptr;
+        if (p.zero_product) {
+            if (cs) std::memset(cs, 0, size_t(panels * kNR * 4));
+        } else if (!pb) {
+            const int64_t n_chunks = b.nthreads > 1 ? std::min<int64_t>(panels, b.nthreads * 4) : 1;
+            threading::parallel_for(n_chunks, [&](int64_t c) {
+                const int64_t q0 = panels * c / n_chunks, q1 = panels * (c + 1) / n_chunks;
+                pack_b(p.kind, p.transb, p.K, p.N, p.B, p.ldb, q0, q1, bbuf, cs);
+            });
+            pb = bbuf;
+        }
+        colsum = cs;
+    }
+
+    // Accumulator blocks: one slot per concurrently running task, taken
+    // from the caller's scratch before anything is written, so running out
+    // of memory leaves C untouched.  A task claims a free slot and returns
+    // it when done.
+    const int64_t acc_bytes = round_up(b.mc * round_up(b.nc, kNR) * 4, 64);
+    const int64_t m_blocks = ceil_div(p.M, b.mc), n_blocks = ceil_div(p.N, b.nc);
+    const int64_t tasks = m_blocks * n_blocks;
+    const int nslots = (b.nthreads <= 1 || tasks == 1) ? 1 : b.nthreads;
+    auto *slots = static_cast<uint8_t *>(t_acc.get(acc_bytes * nslots));
+    if (!slots) return anvil_out_of_memory;
+    auto task = [&](int64_t t, void *acc) {
+        const int64_t ib = t / n_blocks, jb = t % n_blocks;
+        const int64_t i0 = ib * b.mc, j0 = jb * b.nc;
+        run_task(p, b, ks, pa, pb, colsum, i0, std::min(b.mc, p.M - i0), j0,
+                 std::min(b.nc, p.N - j0), acc, epi);
+    };
+    if (nslots == 1) {
+        for (int64_t t = 0; t < tasks; ++t) task(t, slots);
+        return anvil_success;
+    }
+    // Threads take tasks round-robin by index: worker w runs t = w, w +
+    // nslots, ... with slot w, so slots are never shared.
+    threading::parallel_for(nslots, [&](int64_t w) {
+        for (int64_t t = w; t < tasks; t += nslots) task(t, slots + w * acc_bytes);
+    });
+    return anvil_success;
+}
+
+}  // namespace anvil::lowp

@@ -1,0 +1,47 @@
+// The low-precision GEMM driver: packs A and B into the k-group layout,
+// runs the lp micro-kernels over cache blocks into per-thread accumulator
+// blocks and hands each finished block to the epilogue (the only writer of C).
+#pragma once
+#include <cstdint>
+
+#include "anvil/anvil.h"
+#include "lowp/lp_backend.h"
+#include "lowp/lp_epilogue.h"
+#include "lowp/lp_pack.h"
+
+namespace anvil::lowp {
+
+// One validated problem (row-major, see anvil.h).  Either B (packed per
+// call) or packed_b (panels from pack_b over all of N; with packed_colsum
+// when the epilogue needs column sums) is set.
+struct lp_problem {
+    lp_kind kind = lp_kind::bf16;
+    lp_elem a_elem = lp_elem::bf16;
+    bool transa = false, transb = false;
+    int64_t M = 0, N = 0, K = 0;
+    const void *A = nullptr;
+    int64_t lda = 0;
+    const void *B = nullptr;
+    int64_t ldb = 0;
+    const uint8_t *packed_b = nullptr;
+    const int32_t *packed_colsum = nullptr;
+    // The product is known to be zero (K == 0, or a BLAS alpha == 0): no
+    // kernel runs and A and B are not read; the epilogue sees zeros.
+    bool zero_product = false;
+};
+
+// Blocking of one call (in k-groups, rows and columns).
+struct lp_blocking {
+    int64_t kg = 0;      // k-groups in all
+    int64_t kcg = 0;     // k-groups per K block (the B micro-panel in L1)
+    int64_t mc = 0;      // rows per M block (multiple of kMR unless M is smaller)
+    int64_t nc = 0;      // columns per N block (multiple of kNR)
+    int nthreads = 1;
+};
+lp_blocking choose_lp_blocking(const lp_problem &p);
+
+// Runs the problem.  Fetches kernels and memory before writing C, so a
+// failure leaves C untouched.
+anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi);
+
+}  // namespace anvil::lowp

@@ -1,0 +1,65 @@
+// What happens to a finished accumulator block of a low-precision GEMM:
+// zero-point compensation, scaling, offsets, post-ops and the one store to
+// C.  The kernels never touch C; the driver hands each finished block
+// (int32 or fp32 accumulators in a per-thread buffer) to an lp_epilogue.
+#pragma once
+#include <cstdint>
+
+namespace anvil::lowp {
+
+struct lp_block {
+    const void *acc;        // float (bf16 GEMMs) or int32_t (int8) accumulators
+    int64_t acc_ld;         // elements between rows of acc
+    int64_t i0, j0;         // where the block sits in C
+    int64_t m, n;           // its size
+    const int32_t *rowsum;  // sum_k A(i0 + r, k) at rowsum[r] (int8; null when not needed)
+    const int32_t *colsum;  // sum_k B(k, j0 + c) at colsum[c] (int8; null when not needed)
+};
+
+class lp_epilogue {
+public:
+    virtual ~lp_epilogue() = default;
+    virtual void apply(const lp_block &blk) const = 0;
+    // Whether apply() reads rowsum / colsum (the driver only computes them then).
+    bool needs_rowsum = false;
+    bool needs_colsum = false;
+};
+
+// anvil_gemm_bf16bf16f32: C = alpha * acc + beta * C with the fp32 GEMM's
+// rules (t = alpha * acc, skipped when alpha == 1; beta == 0: C = t, never
+// reading C; beta == 1: t + C; else fma(beta, C, t)).
+class bf16_blas_epilogue final : public lp_epilogue {
+public:
+    bf16_blas_epilogue(float alpha, float beta, float *C, int64_t ldc)
+        : alpha_(alpha), beta_(beta), c_(C), ldc_(ldc) {}
+    void apply(const lp_block &blk) const override;
+
+private:
+    float alpha_, beta_;
+    float *c_;
+    int64_t ldc_;
+};
+
+// anvil_gemm_u8s8s32 / s8s8s32: the dot product of (A - ao) and (B - bo)
+// recovered from the raw u8 x s8 accumulator (A shifted by a_shift = 128
+// for s8 A) with the row and column sums, then
+// alpha * dot + beta * C + co, rounded to nearest-even and saturated.
+class s32_blas_epilogue final : public lp_epilogue {
+public:
+    enum class offset_kind { fixed, per_row, per_col };
+    s32_blas_epilogue(float alpha, float beta, int32_t *C, int64_t ldc, offset_kind ok,
+                      const int32_t *co, int32_t ao, int32_t bo, int32_t a_shift, int64_t K);
+    void apply(const lp_block &blk) const override;
+
+private:
+    float alpha_, beta_;
+    int32_t *c_;
+    int64_t ldc_;
+    offset_kind ok_;
+    const int32_t *co_;
+    int32_t ao_, bo_, a_shift_;
+    uint32_t k_ao_bo_;  // K * ao * bo modulo 2^32
+    bool integer_path_;  // alpha == 1 and beta in {0, 1}
+};
+
+}  // namespace anvil::lowp

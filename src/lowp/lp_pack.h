@@ -1,0 +1,40 @@
+// Packing for the low-precision GEMMs: A and B are rearranged into the
+// k-group layout of the lp micro-kernel contract (lp_ukernel.h), with K
+// padded with zeros to a whole group, and the row/column sums the
+// zero-point compensation needs are taken on the way.
+#pragma once
+#include <cstdint>
+
+#include "lowp/lp_ukernel.h"
+
+namespace anvil::lowp {
+
+// Element types as stored by the caller.
+enum class lp_elem : uint8_t { bf16, u8, s8 };
+
+inline int64_t k_groups(lp_kind kind, int64_t K) {
+    const int gk = group_k(kind);
+    return (K + gk - 1) / gk;
+}
+
+// B (op(B) is K x N; element (k, j) at B[k*ldb + j], or B[j*ldb + k] when
+// transb) packed as panels of kNR columns: panel p covers columns
+// p*kNR .. p*kNR+31 and holds kg groups of kNR dwords, group g at
+// out + (p*kg + g) * kNR*4 bytes.  Columns >= N and k >= K are zero.
+// Packs the panels [p0, p1).  When colsum is non-null, colsum[j] receives
+// sum_k B(k, j) (as signed s8 values) for every column j of those panels
+// (zero for j >= N; colsum must hold p1*kNR entries).
+int64_t packed_b_bytes(lp_kind kind, int64_t K, int64_t N);
+void pack_b(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
+            int64_t p0, int64_t p1, uint8_t *out, int32_t *colsum);
+
+// Rows [i0, i1) of op(A) (M x K; element (i, k) at A[i*lda + k], or
+// A[k*lda + i] when transa), one row of kg dwords each, row i at
+// out + (i - i0) * row_bytes (row_bytes >= kg*4).  `elem` says what A holds;
+// s8 A is shifted to u8 (+128, the vpdpbusd operand is unsigned).  When
+// rowsum is non-null, rowsum[i - i0] = sum_k op(A)(i, k) of the values as
+// given (before the shift).
+void pack_a(lp_elem elem, bool transa, int64_t K, const void *A, int64_t lda, int64_t i0,
+            int64_t i1, uint8_t *out, int64_t row_bytes, int32_t *rowsum);
+
+}  // namespace anvil::lowp

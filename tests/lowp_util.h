@@ -1,0 +1,121 @@
+// Helpers for the low-precision GEMM tests: bf16 values, int8 operands
+// placed at chosen byte offsets, the scalar references of the BLAS-style
+// calls (exact integer arithmetic, double for alpha/beta), and oneDNN peers.
+#pragma once
+#include <doctest/doctest.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "lowp/lp_ref.h"
+#include "test_util.h"
+
+namespace lt {
+
+using anvil::lowp::bf16_to_f32;
+using anvil::lowp::f32_to_bf16;
+
+// A byte buffer holding `count` elements of T starting `offset_bytes` past
+// a 64-byte boundary (odd offsets give unaligned operands).
+template <typename T>
+struct obuf {
+    std::vector<uint8_t> raw;
+    T *p = nullptr;
+    obuf(int64_t count, int offset_bytes) {
+        raw.assign(size_t(count) * sizeof(T) + 128, 0);
+        uintptr_t base = reinterpret_cast<uintptr_t>(raw.data());
+        base = (base + 63) / 64 * 64 + uintptr_t(offset_bytes);
+        p = reinterpret_cast<T *>(base);
+    }
+};
+
+struct shape {
+    char ta = 'N', tb = 'N';
+    int64_t M = 1, N = 1, K = 1;
+    int64_t pad_a = 0, pad_b = 0, pad_c = 0;
+    bool transa() const { return ta == 'T'; }
+    bool transb() const { return tb == 'T'; }
+    int64_t a_rows() const { return transa() ? K : M; }
+    int64_t a_cols() const { return transa() ? M : K; }
+    int64_t b_rows() const { return transb() ? N : K; }
+    int64_t b_cols() const { return transb() ? K : N; }
+    int64_t lda() const { return std::max<int64_t>(1, a_cols()) + pad_a; }
+    int64_t ldb() const { return std::max<int64_t>(1, b_cols()) + pad_b; }
+    int64_t ldc() const { return std::max<int64_t>(1, N) + pad_c; }
+    int64_t a_at(int64_t i, int64_t k) const { return transa() ? k * lda() + i : i * lda() + k; }
+    int64_t b_at(int64_t k, int64_t j) const { return transb() ? j * ldb() + k : k * ldb() + j; }
+    std::string str() const {
+        return std::string(1, ta) + tb + " M=" + std::to_string(M) + " N=" + std::to_string(N) +
+               " K=" + std::to_string(K) + " pads=" + std::to_string(pad_a) + "/" +
+               std::to_string(pad_b) + "/" + std::to_string(pad_c);
+    }
+};
+
+// ---------------------------------------------------------------- int8
+
+// The documented semantics of anvil_gemm_{u8,s8}s8s32, element by element.
+inline int32_t int8_expected(int64_t dot64, float alpha, float beta, int32_t c0, int32_t off) {
+    const int32_t dot = int32_t(uint32_t(uint64_t(dot64)));
+    if (alpha == 1.0f && (beta == 0.0f || beta == 1.0f)) {
+        const int64_t v = (beta == 0.0f ? 0 : int64_t(c0)) + int64_t(dot) + int64_t(off);
+        return int32_t(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, v)));
+    }
+    double v = double(alpha) * double(dot) + double(off);
+    if (beta != 0.0f) v += double(beta) * double(c0);
+    if (v <= double(INT32_MIN)) return INT32_MIN;
+    if (v >= double(INT32_MAX)) return INT32_MAX;
+    return int32_t(std::nearbyint(v));
+}
+
+// True when the double value of an int8 result is exactly halfway between
+// two integers (the one place oneDNN may round the other way).
+inline bool int8_is_tie(int64_t dot64, float alpha, float beta, int32_t c0, int32_t off) {
+    const int32_t dot = int32_t(uint32_t(uint64_t(dot64)));
+    double v = double(alpha) * double(dot) + double(off);
+    if (beta != 0.0f) v += double(beta) * double(c0);
+    return v - std::floor(v) == 0.5;
+}
+
+// ---------------------------------------------------------------- bf16
+
+// A bf16 fraction: 8 significant bits, magnitude in [2^-8, 2] (no
+// denormals anywhere near), random sign.
+inline uint16_t bf16_frac(tu::rng &r) {
+    const float mant = float(r.ival(128, 255)) * 0x1p-7f;  // [1, 2)
+    const float v = std::ldexp(mant, int(r.ival(-8, 0))) * (r.ival(0, 1) ? -1.0f : 1.0f);
+    return f32_to_bf16(v);
+}
+inline uint16_t bf16_small_int(tu::rng &r) { return f32_to_bf16(float(r.ival(-4, 4))); }
+
+// oneDNN matmul with bf16 A/B and fp32 C: C = alpha * op(A) op(B) + beta * C
+// (output scale and a sum post-op), strides as in the BLAS-style call.
+inline void onednn_bf16_matmul(const shape &s, float alpha, const uint16_t *A, const uint16_t *B,
+                               float beta, float *C) {
+    using namespace dnnl;
+    using dt = memory::data_type;
+    using dims = memory::dims;
+    static engine eng(engine::kind::cpu, 0);
+    stream st(eng);
+    const memory::desc a_md({s.M, s.K}, dt::bf16, s.transa() ? dims{1, s.lda()} : dims{s.lda(), 1});
+    const memory::desc b_md({s.K, s.N}, dt::bf16, s.transb() ? dims{1, s.ldb()} : dims{s.ldb(), 1});
+    const memory::desc c_md({s.M, s.N}, dt::f32, dims{s.ldc(), 1});
+    primitive_attr attr;
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    if (beta != 0.0f) {
+        post_ops po;
+        po.append_sum(beta);
+        attr.set_post_ops(po);
+    }
+    const matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), attr, eng);
+    memory ma(a_md, eng, const_cast<uint16_t *>(A));
+    memory mb(b_md, eng, const_cast<uint16_t *>(B));
+    memory mc(c_md, eng, C);
+    matmul(pd).execute(st, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+    st.wait();
+}
+
+}  // namespace lt
