@@ -1,0 +1,61 @@
+// The fused post-op chain of the low-precision matmul, applied to one row
+// segment of a finished accumulator block at a time (in L1, just before
+// the single store to C):
+//   x = accumulator (fp32; int8 dot products after zero-point compensation)
+//   x = x * scale            (per tensor, or per output column)
+//   x = x + bias[j]          (fp32, per output column; optional)
+//   x = op(x) for each eltwise / binary post-op, in the order given
+//   x = x + c_zero_point
+//   C = convert(x)           (f32; bf16 round-to-nearest-even, NaN kept;
+//                             s32 / u8 / s8 round-to-nearest-even, saturated)
+// Each step is a function over a row segment so the portable (Highway,
+// dispatched under the ISA cap) and scalar versions share one shape.  The
+// accuracy of every eltwise op is documented in docs/postops.md and checked
+// by tests/test_postops.cpp.
+#pragma once
+#include <cstdint>
+
+namespace anvil::lowp {
+
+enum class out_type : uint8_t { f32, bf16, s32, u8, s8 };
+
+enum class eltwise_alg : uint8_t {
+    relu,        // max(x, 0)
+    leaky_relu,  // x > 0 ? x : alpha * x
+    clip,        // min(max(x, alpha), beta)
+    gelu_tanh,   // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    gelu_erf,    // 0.5 x (1 + erf(x / sqrt(2)))
+    silu,        // x * sigmoid(x)  (swish with beta = 1)
+    sigmoid,     // 1 / (1 + exp(-x))
+    tanh,
+};
+
+enum class binary_alg : uint8_t { add, mul };
+
+struct post_op {
+    bool is_binary = false;
+    eltwise_alg eltwise = eltwise_alg::relu;
+    float alpha = 0, beta = 0;         // eltwise parameters
+    binary_alg binary = binary_alg::add;
+    bool per_n = false;                // binary operand: a vector of N (true) or M x N
+    bool src_bf16 = false;             // binary operand stored as bf16 (else f32)
+    int64_t ld = 0;                    // M x N operand: elements between rows
+};
+
+// x[c] *= (per_n ? scales[c] : scales[0]) for c in [0, n); scales == nullptr
+// means 1 (nothing to do).  Then x[c] += bias[c] when bias != nullptr.
+// Callers pass scales / bias already offset to the segment's first column.
+void pp_scale_bias(float *x, int64_t n, const float *scales, bool per_n, const float *bias);
+
+// Applies ops[0..nops) to x[0..n), the columns j0 .. j0+n-1 of row i.
+// srcs[t] is the operand of ops[t] (only read for binary ops): element
+// (i, j) at srcs[t][i * ops[t].ld + j] (M x N) or srcs[t][j] (per_n), in
+// f32 or bf16 as the op says.
+void pp_apply(float *x, int64_t n, int64_t i, int64_t j0, const post_op *ops, int nops,
+              const void *const *srcs);
+
+// dst[c] = convert(x[c] + zero_point) for c in [0, n), dst typed by `type`
+// (a pointer to the segment's first element).
+void pp_store(const float *x, int64_t n, float zero_point, out_type type, void *dst);
+
+}  // namespace anvil::lowp
