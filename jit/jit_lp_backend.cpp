@@ -21,8 +21,7 @@ bool valid_shape(const lp_ukernel_desc &d) {
 
 // The descriptor as cached: the kernel's tier and no stray reserved bytes.
 lp_ukernel_desc normalized(const lp_ukernel_desc &desc, anvil_isa_t tier) {
-    lp_ukernel_desc d = make_lp_desc(uint8_t(tier), desc.kind, desc.m, desc.nv, desc.accumulate);
-    return d;
+    return make_lp_desc(uint8_t(tier), desc.kind, desc.m, desc.nv, desc.accumulate != 0);
 }
 
 // This thread's front cache (each backend has its own), then the shared
