@@ -200,6 +200,108 @@ ANVIL_API anvil_status_t anvil_gemm_s8s8s32(char transa, char transb,
                                             float beta, int32_t *C,
                                             int64_t ldc, const int32_t *co);
 
+/* --------------------------------------------- low-precision matmul */
+
+/* The server path: a matmul descriptor with data types, shapes,
+ * quantisation and a fused post-op chain; weights (B) packed once into
+ * plain bytes; execute many times, concurrently, with per-call A, C and
+ * binary operands.
+ *
+ * Supported types (a_dt, b_dt -> c_dt):
+ *   bf16, bf16 -> f32 | bf16             (fp32 accumulation)
+ *   u8 | s8, s8 -> f32 | s32 | bf16 | u8 | s8   (exact int32 accumulation)
+ * Per element, in this order:
+ *   acc = sum_k (A(i,k) - a_zero_point) * (B(k,j) - b_zero_point)   (int8)
+ *       | sum_k A(i,k) * B(k,j)                                     (bf16)
+ *   x = float(acc) * scale (scales[0], or scales[j] with scales_per_n)
+ *   x = x + bias[j]
+ *   x = post_op(x) for each post-op in order (eltwise, or binary add/mul
+ *       with an M x N tensor or a per-N vector)
+ *   x = x + c_zero_point
+ *   C(i,j) = convert(x): f32; bf16 and s32/u8/s8 round to nearest even,
+ *       integers saturate, NaN -> 0.
+ * Zero points are for int8 types only. */
+typedef enum anvil_data_type {
+    anvil_dt_f32 = 0,
+    anvil_dt_bf16 = 1,
+    anvil_dt_s32 = 2,
+    anvil_dt_u8 = 3,
+    anvil_dt_s8 = 4
+} anvil_data_type_t;
+
+typedef enum anvil_post_op_kind {
+    anvil_post_op_eltwise = 0,
+    anvil_post_op_binary = 1
+} anvil_post_op_kind_t;
+
+/* Eltwise ops; accuracy of each in docs/postops.md. */
+typedef enum anvil_eltwise_alg {
+    anvil_eltwise_relu = 0,        /* max(x, 0) */
+    anvil_eltwise_leaky_relu = 1,  /* x > 0 ? x : alpha * x */
+    anvil_eltwise_clip = 2,        /* min(max(x, alpha), beta) */
+    anvil_eltwise_gelu_tanh = 3,   /* 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))) */
+    anvil_eltwise_gelu_erf = 4,    /* 0.5 x (1 + erf(x / sqrt(2))) */
+    anvil_eltwise_silu = 5,        /* x * sigmoid(x) (swish) */
+    anvil_eltwise_sigmoid = 6,     /* 1 / (1 + exp(-x)) */
+    anvil_eltwise_tanh = 7
+} anvil_eltwise_alg_t;
+
+typedef enum anvil_binary_alg {
+    anvil_binary_add = 0,
+    anvil_binary_mul = 1
+} anvil_binary_alg_t;
+
+typedef struct anvil_post_op {
+    anvil_post_op_kind_t kind;
+    int alg;                   /* anvil_eltwise_alg_t or anvil_binary_alg_t */
+    float alpha, beta;         /* eltwise parameters (leaky_relu, clip) */
+    /* binary: the operand is a vector of N values (per_n = 1) or an M x N
+     * matrix with leading dimension ld (>= N), stored as src_dt (f32 or
+     * bf16); its pointer is passed to each execute call. */
+    int per_n;
+    anvil_data_type_t src_dt;
+    int64_t ld;
+} anvil_post_op_t;
+
+#define ANVIL_MAX_POST_OPS 8
+
+typedef struct anvil_matmul_desc {
+    anvil_data_type_t a_dt, b_dt, c_dt;
+    char transa, transb;       /* 'N' or 'T', as in anvil_sgemm */
+    int64_t M, N, K;
+    int64_t lda, ldb, ldc;
+    int32_t a_zero_point, b_zero_point, c_zero_point;
+    const float *scales;       /* NULL: 1; else 1 value or N (scales_per_n) */
+    int scales_per_n;
+    const float *bias;         /* NULL or N fp32 values */
+    int num_post_ops;          /* 0 .. ANVIL_MAX_POST_OPS */
+    const anvil_post_op_t *post_ops;
+} anvil_matmul_desc_t;
+
+typedef struct anvil_matmul *anvil_matmul_t;
+
+/* Copies everything it needs from desc (scales, bias, post-ops). */
+ANVIL_API anvil_status_t anvil_matmul_create(anvil_matmul_t *matmul,
+                                             const anvil_matmul_desc_t *desc);
+/* Bytes of the packed weights (a header plus the k-group panels). */
+ANVIL_API anvil_status_t anvil_matmul_packed_weights_size(anvil_matmul_t matmul,
+                                                          size_t *bytes);
+/* Packs B (b_dt, K x N as transb/ldb say) into `packed` (packed_weights_size
+ * bytes, 4-byte aligned; 64 is best).  The bytes do not depend on the CPU or
+ * the ISA cap: they may be stored, memory-mapped, shared between threads
+ * and used by any matmul with the same b_dt, K, N. */
+ANVIL_API anvil_status_t anvil_matmul_pack_weights(anvil_matmul_t matmul,
+                                                   const void *B, void *packed);
+/* C = chain(A x packed B).  binary_srcs[t] is the operand of the t-th binary
+ * post-op (in the order of the binary post-ops; NULL when there are none).
+ * Safe to call from many threads at once with different A/C. */
+ANVIL_API anvil_status_t anvil_matmul_execute(anvil_matmul_t matmul,
+                                              const void *A,
+                                              const void *packed,
+                                              void *C,
+                                              const void *const *binary_srcs);
+ANVIL_API anvil_status_t anvil_matmul_destroy(anvil_matmul_t matmul);
+
 /* Describes, without running it, what anvil would do for this sgemm shape
  * (kernel names, blocking, threads, packed sizes) into buf (NUL-terminated,
  * truncated to size).  *needed (if non-NULL) receives the full length + 1. */

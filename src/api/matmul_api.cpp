@@ -1,0 +1,237 @@
+// anvil_matmul_*: the low-precision matmul handle (see anvil.h).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "api/validate.h"
+#include "common/verbose.h"
+#include "lowp/chain_epilogue.h"
+#include "lowp/lp_driver.h"
+#include "lowp/lp_pack.h"
+
+using namespace anvil;
+
+struct anvil_matmul {
+    anvil_matmul_desc_t d{};  // pointers cleared (their data is copied below)
+    lowp::lp_kind kind = lowp::lp_kind::bf16;
+    lowp::lp_elem a_elem = lowp::lp_elem::bf16;
+    bool ta = false, tb = false;
+    lowp::chain_spec chain;
+    int num_binary = 0;
+    int64_t panel_bytes = 0;  // packed k-group panels
+    int64_t colsum_bytes = 0; // int8: column sums after the panels
+    int64_t packed_bytes = 0; // header + panels + column sums
+};
+
+namespace {
+
+// The packed weights start with this header so that a buffer made for
+// another shape or type is refused instead of misread.  It records nothing
+// about the CPU: the k-group panels are the same for every backend.
+struct packed_header {
+    char magic[8];       // "ANVLMMW1"
+    uint32_t kind;       // lowp::lp_kind
+    uint32_t has_colsum;
+    int64_t K, N;
+    int64_t panel_bytes;
+    uint8_t reserved[24];
+};
+static_assert(sizeof(packed_header) == 64, "the packed header is 64 bytes");
+constexpr char kMagic[8] = {'A', 'N', 'V', 'L', 'M', 'M', 'W', '1'};
+
+bool valid_dt(anvil_data_type_t t) { return t >= anvil_dt_f32 && t <= anvil_dt_s8; }
+
+anvil_status_t map_post_op(const anvil_post_op_t &in, int64_t N, lowp::post_op *out) {
+    if (in.kind == anvil_post_op_eltwise) {
+        if (in.alg < anvil_eltwise_relu || in.alg > anvil_eltwise_tanh) return anvil_invalid_argument;
+        out->is_binary = false;
+        out->eltwise = lowp::eltwise_alg(in.alg);
+        out->alpha = in.alpha;
+        out->beta = in.beta;
+        if (in.alg == anvil_eltwise_clip && !(in.alpha <= in.beta)) return anvil_invalid_argument;
+        return anvil_success;
+    }
+    if (in.kind != anvil_post_op_binary) return anvil_invalid_argument;
+    if (in.alg != anvil_binary_add && in.alg != anvil_binary_mul) return anvil_invalid_argument;
+    if (in.src_dt != anvil_dt_f32 && in.src_dt != anvil_dt_bf16) return anvil_unsupported;
+    out->is_binary = true;
+    out->binary = lowp::binary_alg(in.alg);
+    out->per_n = in.per_n != 0;
+    out->src_bf16 = in.src_dt == anvil_dt_bf16;
+    out->ld = in.ld;
+    if (!out->per_n && in.ld < std::max<int64_t>(1, N)) return anvil_bad_leading_dim;
+    return anvil_success;
+}
+
+anvil_status_t check_desc(const anvil_matmul_desc_t &d, anvil_matmul *m) {
+    if (!valid_dt(d.a_dt) || !valid_dt(d.b_dt) || !valid_dt(d.c_dt)) return anvil_invalid_argument;
+    const bool bf16 = d.a_dt == anvil_dt_bf16 && d.b_dt == anvil_dt_bf16;
+    const bool int8 = (d.a_dt == anvil_dt_u8 || d.a_dt == anvil_dt_s8) && d.b_dt == anvil_dt_s8;
+    if (!bf16 && !int8) return anvil_unsupported;
+    if (bf16 && d.c_dt != anvil_dt_f32 && d.c_dt != anvil_dt_bf16) return anvil_unsupported;
+    if (bf16 && (d.a_zero_point || d.b_zero_point || d.c_zero_point)) return anvil_invalid_argument;
+    if (int8 && d.a_dt == anvil_dt_u8 && (d.a_zero_point < 0 || d.a_zero_point > 255))
+        return anvil_invalid_argument;
+    if (int8 && d.a_dt == anvil_dt_s8 && (d.a_zero_point < -128 || d.a_zero_point > 127))
+        return anvil_invalid_argument;
+    if (int8 && (d.b_zero_point < -128 || d.b_zero_point > 127)) return anvil_invalid_argument;
+    const int64_t ea = bf16 ? 2 : 1;
+    const int64_t ec = lowp::out_type_bytes(lowp::out_type(
+        d.c_dt == anvil_dt_f32 ? 0 : d.c_dt == anvil_dt_bf16 ? 1 : d.c_dt == anvil_dt_s32 ? 2
+        : d.c_dt == anvil_dt_u8 ? 3 : 4));
+    const anvil_status_t st = api::check_gemm_shape(d.transa, d.transb, d.M, d.N, d.K, d.lda, d.ldb,
+                                                    d.ldc, ea, ea, ec, &m->ta, &m->tb);
+    if (st != anvil_success) return st;
+    if (d.num_post_ops < 0 || d.num_post_ops > ANVIL_MAX_POST_OPS) return anvil_invalid_argument;
+    if (d.num_post_ops > 0 && !d.post_ops) return anvil_null_pointer;
+    if (d.scales_per_n && !d.scales) return anvil_null_pointer;
+    return anvil_success;
+}
+
+lowp::out_type map_out(anvil_data_type_t t) {
+    switch (t) {
+        case anvil_dt_f32: return lowp::out_type::f32;
+        case anvil_dt_bf16: return lowp::out_type::bf16;
+        case anvil_dt_s32: return lowp::out_type::s32;
+        case anvil_dt_u8: return lowp::out_type::u8;
+        default: return lowp::out_type::s8;
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+anvil_status_t anvil_matmul_create(anvil_matmul_t *matmul, const anvil_matmul_desc_t *desc) {
+    if (!matmul || !desc) return anvil_null_pointer;
+    try {
+        auto m = std::make_unique<anvil_matmul>();
+        const anvil_matmul_desc_t &d = *desc;
+        anvil_status_t st = check_desc(d, m.get());
+        if (st != anvil_success) return st;
+        m->d = d;
+        m->d.scales = nullptr;
+        m->d.bias = nullptr;
+        m->d.post_ops = nullptr;
+        const bool bf16 = d.a_dt == anvil_dt_bf16;
+        m->kind = bf16 ? lowp::lp_kind::bf16 : lowp::lp_kind::u8s8;
+        m->a_elem = bf16 ? lowp::lp_elem::bf16
+                         : d.a_dt == anvil_dt_u8 ? lowp::lp_elem::u8 : lowp::lp_elem::s8;
+        lowp::chain_spec &c = m->chain;
+        c.kind = m->kind;
+        c.out = map_out(d.c_dt);
+        c.ao = d.a_zero_point;
+        c.bo = d.b_zero_point;
+        c.a_shift = m->a_elem == lowp::lp_elem::s8 ? 128 : 0;
+        c.K = d.K;
+        c.c_zero_point = float(d.c_zero_point);
+        if (d.scales) c.scales.assign(d.scales, d.scales + (d.scales_per_n ? d.N : 1));
+        c.scales_per_n = d.scales_per_n != 0;
+        if (d.bias) c.bias.assign(d.bias, d.bias + d.N);
+        for (int t = 0; t < d.num_post_ops; ++t) {
+            lowp::post_op op;
+            if ((st = map_post_op(d.post_ops[t], d.N, &op)) != anvil_success) return st;
+            c.ops.push_back(op);
+            m->num_binary += op.is_binary;
+        }
+        m->panel_bytes = lowp::packed_b_bytes(m->kind, d.K, d.N);
+        m->colsum_bytes = m->kind == lowp::lp_kind::u8s8 ? (d.N + lowp::kNR - 1) / lowp::kNR * lowp::kNR * 4 : 0;
+        int64_t total;
+        if (__builtin_add_overflow(int64_t(sizeof(packed_header)), m->panel_bytes, &total) ||
+            __builtin_add_overflow(total, m->colsum_bytes, &total))
+            return anvil_size_overflow;
+        m->packed_bytes = total;
+        *matmul = m.release();
+        return anvil_success;
+    } catch (const std::bad_alloc &) {
+        return anvil_out_of_memory;
+    }
+}
+
+anvil_status_t anvil_matmul_packed_weights_size(anvil_matmul_t matmul, size_t *bytes) {
+    if (!matmul) return anvil_invalid_handle;
+    if (!bytes) return anvil_null_pointer;
+    *bytes = size_t(matmul->packed_bytes);
+    return anvil_success;
+}
+
+anvil_status_t anvil_matmul_pack_weights(anvil_matmul_t matmul, const void *B, void *packed) {
+    if (!matmul) return anvil_invalid_handle;
+    if (!packed) return anvil_null_pointer;
+    const anvil_matmul_desc_t &d = matmul->d;
+    if (!B && d.K > 0 && d.N > 0) return anvil_null_pointer;
+    if (reinterpret_cast<uintptr_t>(packed) % 4 != 0) return anvil_invalid_argument;
+    auto *out = static_cast<uint8_t *>(packed);
+    packed_header h{};
+    std::memcpy(h.magic, kMagic, sizeof(kMagic));
+    h.kind = uint32_t(matmul->kind);
+    h.has_colsum = matmul->colsum_bytes > 0;
+    h.K = d.K;
+    h.N = d.N;
+    h.panel_bytes = matmul->panel_bytes;
+    uint8_t *panels = out + sizeof(h);
+    auto *colsum = h.has_colsum ? reinterpret_cast<int32_t *>(panels + matmul->panel_bytes) : nullptr;
+    const int64_t np = (d.N + lowp::kNR - 1) / lowp::kNR;
+    if (d.K > 0 && d.N > 0)
+        lowp::pack_b(matmul->kind, matmul->tb, d.K, d.N, B, d.ldb, 0, np, panels, colsum);
+    else if (colsum)
+        std::memset(colsum, 0, size_t(matmul->colsum_bytes));
+    std::memcpy(out, &h, sizeof(h));
+    return anvil_success;
+}
+
+anvil_status_t anvil_matmul_execute(anvil_matmul_t matmul, const void *A, const void *packed,
+                                    void *C, const void *const *binary_srcs) {
+    if (!matmul) return anvil_invalid_handle;
+    const anvil_matmul_desc_t &d = matmul->d;
+    if (d.M == 0 || d.N == 0) return anvil_success;
+    if (!C) return anvil_null_pointer;
+    if (d.K > 0 && !A) return anvil_null_pointer;
+    if (!packed) return anvil_bad_packed_buffer;
+    if (reinterpret_cast<uintptr_t>(packed) % 4 != 0) return anvil_invalid_argument;
+    packed_header h;
+    std::memcpy(&h, packed, sizeof(h));
+    if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0 || h.kind != uint32_t(matmul->kind) ||
+        h.K != d.K || h.N != d.N || h.panel_bytes != matmul->panel_bytes)
+        return anvil_bad_packed_buffer;
+    // One operand pointer per post-op (nullptr for eltwise ones).
+    const void *srcs[ANVIL_MAX_POST_OPS] = {};
+    if (matmul->num_binary > 0) {
+        if (!binary_srcs) return anvil_null_pointer;
+        int b = 0;
+        for (size_t t = 0; t < matmul->chain.ops.size(); ++t) {
+            if (!matmul->chain.ops[t].is_binary) continue;
+            if (!binary_srcs[b]) return anvil_null_pointer;
+            srcs[t] = binary_srcs[b++];
+        }
+    }
+    const auto *base = static_cast<const uint8_t *>(packed) + sizeof(h);
+    lowp::lp_problem p;
+    p.kind = matmul->kind;
+    p.a_elem = matmul->a_elem;
+    p.transa = matmul->ta;
+    p.transb = matmul->tb;
+    p.M = d.M;
+    p.N = d.N;
+    p.K = d.K;
+    p.A = A;
+    p.lda = d.lda;
+    p.packed_b = base;
+    p.packed_colsum = matmul->colsum_bytes ? reinterpret_cast<const int32_t *>(base + h.panel_bytes) : nullptr;
+    p.zero_product = d.K == 0;
+    lowp::chain_epilogue epi(matmul->chain, C, d.ldc, srcs);
+    const lowp::lp_backend &be = lowp::select_lp_backend(p.kind);
+    return lowp::run_lp_gemm(be, p, epi);
+}
+
+anvil_status_t anvil_matmul_destroy(anvil_matmul_t matmul) {
+    if (!matmul) return anvil_invalid_handle;
+    delete matmul;
+    return anvil_success;
+}
+
+}  // extern "C"

@@ -1,0 +1,44 @@
+// The matmul's epilogue: int8 zero-point compensation (or the bf16 fp32
+// accumulator as is), then the post-op chain of postops.h, row segment by
+// row segment, ending in the single store to C.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "lowp/lp_epilogue.h"
+#include "lowp/lp_ukernel.h"
+#include "lowp/postops.h"
+
+namespace anvil::lowp {
+
+// Everything about the chain that is fixed at matmul creation.
+struct chain_spec {
+    lp_kind kind = lp_kind::bf16;
+    out_type out = out_type::f32;
+    int32_t ao = 0, bo = 0;  // zero points of A and B (int8)
+    int32_t a_shift = 0;     // 128 when s8 A was shifted to u8 for vpdpbusd
+    int64_t K = 0;
+    std::vector<float> scales;  // empty: 1
+    bool scales_per_n = false;
+    std::vector<float> bias;    // empty: none
+    std::vector<post_op> ops;
+    float c_zero_point = 0;
+};
+
+class chain_epilogue final : public lp_epilogue {
+public:
+    // srcs[t] is the operand of ops[t] (nullptr for eltwise ops).
+    chain_epilogue(const chain_spec &spec, void *C, int64_t ldc, const void *const *srcs);
+    void apply(const lp_block &blk) const override;
+
+private:
+    const chain_spec &s_;
+    uint8_t *c_;
+    int64_t ldc_bytes_;
+    int elem_bytes_;
+    const void *const *srcs_;
+};
+
+int out_type_bytes(out_type t);
+
+}  // namespace anvil::lowp

@@ -1,0 +1,399 @@
+// The low-precision matmul handle (anvil_matmul_*): every supported type
+// combination with scales, zero points, bias and post-op chains, against a
+// scalar reference of the documented chain and against oneDNN's matmul
+// primitive with the same attributes.
+//
+// Exactness: A and B are small integers and the scales powers of two, so
+// every step of an exact chain (scale, bias, relu, leaky_relu with a
+// power-of-two slope, clip, binary add/mul with small integers, zero
+// points) is exact in fp32 and anvil, the reference and oneDNN agree
+// exactly, except that an integer output may differ by 1 where the value is
+// an exact .5 tie (RNE vs oneDNN's rounding).  Transcendental post-ops are
+// compared with the reference within their documented accuracy
+// (docs/postops.md), and with oneDNN within the sum of both libraries'
+// accuracies (benchdnn's own f32 eltwise threshold is 4e-6 relative).
+//
+// oneDNN 2.6 applies bias before the output scale ((acc + bias) * scale);
+// anvil's order is acc * scale + bias (the and oneDNN 3's), so
+// oneDNN is given bias / scale, exact with power-of-two scales.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "lowp_util.h"
+#include "test_util.h"
+
+namespace {
+
+using dt = anvil_data_type_t;
+
+struct mm_case {
+    dt a = anvil_dt_u8, b = anvil_dt_s8, c = anvil_dt_f32;
+    lt::shape s;
+    int32_t azp = 0, bzp = 0, czp = 0;
+    int scale_mode = 0;  // 0 none, 1 per tensor, 2 per N
+    bool bias = false;
+    std::vector<anvil_post_op_t> ops;
+    std::string str() const {
+        std::string r = "a=" + std::to_string(a) + " b=" + std::to_string(b) + " c=" +
+                        std::to_string(c) + " " + s.str() + " zp=" + std::to_string(azp) + "/" +
+                        std::to_string(bzp) + "/" + std::to_string(czp) +
+                        " scales=" + std::to_string(scale_mode) + " bias=" + std::to_string(bias) +
+                        " ops=";
+        for (const auto &o : ops)
+            r += (o.kind == anvil_post_op_binary ? "b" : "e") + std::to_string(o.alg) +
+                 (o.kind == anvil_post_op_binary ? (o.per_n ? "n" : "f") : "") + ",";
+        return r;
+    }
+};
+
+int elem_bytes(dt t) { return t == anvil_dt_f32 || t == anvil_dt_s32 ? 4 : t == anvil_dt_bf16 ? 2 : 1; }
+
+bool transcendental(int alg) {
+    return alg == anvil_eltwise_gelu_tanh || alg == anvil_eltwise_gelu_erf ||
+           alg == anvil_eltwise_silu || alg == anvil_eltwise_sigmoid || alg == anvil_eltwise_tanh;
+}
+
+// Documented accuracy of the transcendental eltwise ops (docs/postops.md):
+// |y - y_exact| <= kAbs + kRel * |y_exact| for one op.
+constexpr double kEltAbs = 0x1p-20;
+constexpr double kEltRel = 0x1p-20;
+
+double eltwise_exact(int alg, double x, double alpha, double beta) {
+    switch (alg) {
+        case anvil_eltwise_relu: return x > 0 ? x : 0;
+        case anvil_eltwise_leaky_relu: return x > 0 ? x : alpha * x;
+        case anvil_eltwise_clip: return std::min(std::max(x, alpha), beta);
+        case anvil_eltwise_gelu_tanh:
+            return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        case anvil_eltwise_gelu_erf: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+        case anvil_eltwise_silu: return x / (1 + std::exp(-x));
+        case anvil_eltwise_sigmoid: return 1 / (1 + std::exp(-x));
+        case anvil_eltwise_tanh: return std::tanh(x);
+    }
+    return x;
+}
+
+dnnl::algorithm dnnl_alg(int alg) {
+    using a = dnnl::algorithm;
+    switch (alg) {
+        case anvil_eltwise_relu:
+        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
+        case anvil_eltwise_clip: return a::eltwise_clip;
+        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
+        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
+        case anvil_eltwise_silu: return a::eltwise_swish;
+        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
+        default: return a::eltwise_tanh;
+    }
+}
+
+dnnl::memory::data_type dnnl_dt(dt t) {
+    using d = dnnl::memory::data_type;
+    switch (t) {
+        case anvil_dt_f32: return d::f32;
+        case anvil_dt_bf16: return d::bf16;
+        case anvil_dt_s32: return d::s32;
+        case anvil_dt_u8: return d::u8;
+        default: return d::s8;
+    }
+}
+
+// Reads element t of a typed buffer as double.
+double load(dt t, const void *p, int64_t at) {
+    switch (t) {
+        case anvil_dt_f32: return static_cast<const float *>(p)[at];
+        case anvil_dt_bf16: return lt::bf16_to_f32(static_cast<const uint16_t *>(p)[at]);
+        case anvil_dt_s32: return static_cast<const int32_t *>(p)[at];
+        case anvil_dt_u8: return static_cast<const uint8_t *>(p)[at];
+        default: return static_cast<const int8_t *>(p)[at];
+    }
+}
+
+void run_case(const mm_case &q, uint64_t seed) {
+    INFO(q.str(), " seed=", seed);
+    const lt::shape &s = q.s;
+    tu::rng r(seed);
+    const bool bf16 = q.a == anvil_dt_bf16;
+    const int ea = bf16 ? 2 : 1;
+    std::vector<uint8_t> A(size_t(s.a_rows() * s.lda() * ea + 64)), B(size_t(s.b_rows() * s.ldb() * ea + 64));
+    auto fill = [&](std::vector<uint8_t> &v, int64_t count, dt t) {
+        for (int64_t k = 0; k < count; ++k) {
+            if (t == anvil_dt_bf16)
+                reinterpret_cast<uint16_t *>(v.data())[k] = lt::bf16_small_int(r);
+            else if (t == anvil_dt_u8)
+                v[size_t(k)] = uint8_t(r.ival(0, 6));
+            else
+                v[size_t(k)] = uint8_t(int8_t(r.ival(-4, 4)));
+        }
+    };
+    fill(A, s.a_rows() * s.lda(), q.a);
+    fill(B, s.b_rows() * s.ldb(), q.b);
+    std::vector<float> scales, bias;
+    if (q.scale_mode) {
+        scales.resize(size_t(q.scale_mode == 2 ? s.N : 1));
+        for (auto &v : scales) v = std::ldexp(1.0f, int(r.ival(-3, 1)));
+    }
+    if (q.bias) {
+        bias.resize(size_t(s.N));
+        for (auto &v : bias) v = float(r.ival(-20, 20));
+    }
+    // Binary operands (f32, small integers; per-N or M x N with ld = N + 3).
+    std::vector<std::vector<float>> bin;
+    std::vector<const void *> bin_ptrs;
+    std::vector<anvil_post_op_t> ops = q.ops;
+    for (auto &o : ops) {
+        if (o.kind != anvil_post_op_binary) continue;
+        o.src_dt = anvil_dt_f32;
+        o.ld = o.per_n ? 0 : s.N + 3;
+        std::vector<float> v(size_t(o.per_n ? s.N : s.M * (s.N + 3)));
+        for (auto &x : v) x = float(r.ival(o.alg == anvil_binary_mul ? -2 : -9, o.alg == anvil_binary_mul ? 2 : 9));
+        bin.push_back(std::move(v));
+    }
+    for (auto &v : bin) bin_ptrs.push_back(v.data());
+
+    anvil_matmul_desc_t d{};
+    d.a_dt = q.a;
+    d.b_dt = q.b;
+    d.c_dt = q.c;
+    d.transa = s.ta;
+    d.transb = s.tb;
+    d.M = s.M;
+    d.N = s.N;
+    d.K = s.K;
+    d.lda = s.lda();
+    d.ldb = s.ldb();
+    d.ldc = s.ldc();
+    d.a_zero_point = q.azp;
+    d.b_zero_point = q.bzp;
+    d.c_zero_point = q.czp;
+    d.scales = scales.empty() ? nullptr : scales.data();
+    d.scales_per_n = q.scale_mode == 2;
+    d.bias = bias.empty() ? nullptr : bias.data();
+    d.num_post_ops = int(ops.size());
+    d.post_ops = ops.data();
+    anvil_matmul_t h = nullptr;
+    REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+    size_t bytes = 0;
+    REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+    std::vector<uint8_t> packed(bytes + 64);
+    void *pk = packed.data() + (64 - reinterpret_cast<uintptr_t>(packed.data()) % 64) % 64;
+    REQUIRE(anvil_matmul_pack_weights(h, B.data(), pk) == anvil_success);
+    const int ec = elem_bytes(q.c);
+    std::vector<uint8_t> C(size_t(s.M * s.ldc() * ec), 0xA5), C0 = C;
+    REQUIRE(anvil_matmul_execute(h, A.data(), pk, C.data(), bin_ptrs.empty() ? nullptr : bin_ptrs.data()) == anvil_success);
+    anvil_matmul_destroy(h);
+
+    // oneDNN with the same attributes (bias pre-divided by the scale).
+    std::vector<uint8_t> D = C0;
+    bool have_dnnl = true;
+    try {
+        using namespace dnnl;
+        using dims = memory::dims;
+        static engine eng(engine::kind::cpu, 0);
+        stream st(eng);
+        const memory::desc a_md({s.M, s.K}, dnnl_dt(q.a), s.transa() ? dims{1, s.lda()} : dims{s.lda(), 1});
+        const memory::desc b_md({s.K, s.N}, dnnl_dt(q.b), s.transb() ? dims{1, s.ldb()} : dims{s.ldb(), 1});
+        const memory::desc c_md({s.M, s.N}, dnnl_dt(q.c), dims{s.ldc(), 1});
+        const memory::desc bias_md({1, s.N}, memory::data_type::f32, dims{s.N, 1});
+        primitive_attr attr;
+        if (!scales.empty()) attr.set_output_scales(q.scale_mode == 2 ? 2 : 0, scales);
+        if (q.azp) attr.set_zero_points(DNNL_ARG_SRC, 0, {q.azp});
+        if (q.bzp) attr.set_zero_points(DNNL_ARG_WEIGHTS, 0, {q.bzp});
+        if (q.czp) attr.set_zero_points(DNNL_ARG_DST, 0, {q.czp});
+        post_ops po;
+        std::vector<memory::desc> bin_mds;
+        for (const auto &o : ops) {
+            if (o.kind == anvil_post_op_eltwise) {
+                po.append_eltwise(1.0f, dnnl_alg(o.alg), o.alg == anvil_eltwise_silu ? 1.0f : o.alpha, o.beta);
+            } else {
+                const memory::desc md = o.per_n ? memory::desc({1, s.N}, memory::data_type::f32, dims{s.N, 1})
+                                                : memory::desc({s.M, s.N}, memory::data_type::f32, dims{o.ld, 1});
+                po.append_binary(o.alg == anvil_binary_add ? algorithm::binary_add : algorithm::binary_mul, md);
+                bin_mds.push_back(md);
+            }
+        }
+        attr.set_post_ops(po);
+        const matmul::primitive_desc pd =
+            q.bias ? matmul::primitive_desc(matmul::desc(a_md, b_md, bias_md, c_md), attr, eng)
+                   : matmul::primitive_desc(matmul::desc(a_md, b_md, c_md), attr, eng);
+        std::vector<float> dbias = bias;
+        for (size_t j = 0; j < dbias.size(); ++j)
+            dbias[j] /= scales.empty() ? 1.0f : scales[q.scale_mode == 2 ? j : 0];
+        memory ma(a_md, eng, A.data()), mb(b_md, eng, B.data()), mc(c_md, eng, D.data());
+        memory mbias(bias_md, eng, dbias.data());
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+        if (q.bias) args.insert({DNNL_ARG_BIAS, mbias});
+        int bi = 0;
+        for (size_t t = 0; t < ops.size(); ++t)
+            if (ops[t].kind == anvil_post_op_binary) {
+                args.insert({DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(t)) | DNNL_ARG_SRC_1,
+                             memory(bin_mds[size_t(bi)], eng, bin[size_t(bi)].data())});
+                ++bi;
+            }
+        matmul(pd).execute(st, args);
+        st.wait();
+    } catch (const dnnl::error &e) {
+        have_dnnl = false;  // a combination this oneDNN does not implement
+        MESSAGE("oneDNN has no matmul for this case: ", e.what());
+    }
+
+    bool any_transc = false;
+    for (const auto &o : ops) any_transc |= o.kind == anvil_post_op_eltwise && transcendental(o.alg);
+    int64_t bad = 0, bad_dnnl = 0;
+    std::string first;
+    for (int64_t i = 0; i < s.M; ++i)
+        for (int64_t j = 0; j < s.N; ++j) {
+            double acc = 0;
+            for (int64_t k = 0; k < s.K; ++k) {
+                const double a = load(q.a, A.data(), s.a_at(i, k)) - q.azp;
+                const double b = load(q.b, B.data(), s.b_at(k, j)) - q.bzp;
+                acc += a * b;
+            }
+            double x = acc;
+            double err = 0;  // accumulated documented error bound of x
+            if (!scales.empty()) x *= scales[size_t(q.scale_mode == 2 ? j : 0)];
+            if (!bias.empty()) x += bias[size_t(j)];
+            int bi = 0;
+            for (const auto &o : ops) {
+                if (o.kind == anvil_post_op_binary) {
+                    const auto &v = bin[size_t(bi++)];
+                    const double y = v[size_t(o.per_n ? j : i * o.ld + j)];
+                    if (o.alg == anvil_binary_add) x += y;
+                    else { x *= y; err *= std::fabs(y); }
+                } else {
+                    const double y = eltwise_exact(o.alg, x, o.alpha, o.beta);
+                    // Propagate: the exact ops are 1-Lipschitz or scale by
+                    // alpha; the transcendental ones have slopes <= 1.13
+                    // (gelu) and add their own error.
+                    err = err * 1.13 + (transcendental(o.alg) ? kEltAbs + kEltRel * std::fabs(y) : 0.0);
+                    x = y;
+                }
+            }
+            x += q.czp;
+            const int64_t at = i * s.ldc() + j;
+            const double got = load(q.c, C.data(), at);
+            const double dn = load(q.c, D.data(), at);
+            double tol = err, tol_dnnl = 2 * err + (any_transc ? 4e-6 * std::fabs(x) : 0.0);
+            if (q.c == anvil_dt_bf16) {  // one output rounding: half an ulp of bf16
+                tol += std::fabs(x) * 0x1p-8;
+                tol_dnnl += std::fabs(x) * 0x1p-8;
+            }
+            double want = x;
+            if (q.c == anvil_dt_s32 || q.c == anvil_dt_u8 || q.c == anvil_dt_s8) {
+                const double lo = q.c == anvil_dt_u8 ? 0 : q.c == anvil_dt_s8 ? -128 : -2147483648.0;
+                const double hi = q.c == anvil_dt_u8 ? 255 : q.c == anvil_dt_s8 ? 127 : 2147483647.0;
+                want = std::min(hi, std::max(lo, std::nearbyint(x)));
+                // Distance of x to the nearest .5 tie: within the error
+                // bound the rounding may go either way (anvil itself rounds
+                // exact ties to even, like nearbyint; oneDNN may not).
+                const double to_tie = std::fabs(x - std::floor(x) - 0.5);
+                tol = (err > 0 && to_tie <= err) ? 1 : 0;
+                tol_dnnl = to_tie <= tol_dnnl ? 1 : 0;
+            }
+            if (!(std::fabs(got - want) <= tol) && bad++ == 0)
+                first = "(" + std::to_string(i) + "," + std::to_string(j) + ") anvil " + std::to_string(got) +
+                        " want " + std::to_string(want);
+            if (have_dnnl && !(std::fabs(dn - want) <= tol_dnnl) && !(std::fabs(dn - got) <= tol_dnnl) &&
+                bad_dnnl++ == 0 && first.empty())
+                first = "(" + std::to_string(i) + "," + std::to_string(j) + ") onednn " + std::to_string(dn) +
+                        " anvil " + std::to_string(got) + " want " + std::to_string(want);
+        }
+    INFO(first);
+    CHECK(bad == 0);
+    CHECK(bad_dnnl == 0);
+    // Padding columns of C are never written.
+    int64_t pad_bad = 0;
+    for (int64_t i = 0; i < s.M; ++i)
+        for (int64_t b = s.N * ec; b < s.ldc() * ec; ++b) pad_bad += C[size_t(i * s.ldc() * ec + b)] != 0xA5;
+    CHECK(pad_bad == 0);
+}
+
+anvil_post_op_t eltwise(int alg, float alpha = 0, float beta = 0) {
+    anvil_post_op_t o{};
+    o.kind = anvil_post_op_eltwise;
+    o.alg = alg;
+    o.alpha = alpha;
+    o.beta = beta;
+    return o;
+}
+anvil_post_op_t binary(int alg, bool per_n) {
+    anvil_post_op_t o{};
+    o.kind = anvil_post_op_binary;
+    o.alg = alg;
+    o.per_n = per_n;
+    return o;
+}
+
+TEST_CASE("lowp matmul: types x attributes x post-op chains match the reference and oneDNN") {
+    const dt kTypes[][3] = {
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_f32},   {anvil_dt_u8, anvil_dt_s8, anvil_dt_s32},
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_u8},    {anvil_dt_u8, anvil_dt_s8, anvil_dt_s8},
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_bf16},  {anvil_dt_s8, anvil_dt_s8, anvil_dt_f32},
+        {anvil_dt_s8, anvil_dt_s8, anvil_dt_s8},    {anvil_dt_s8, anvil_dt_s8, anvil_dt_u8},
+        {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32}, {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16},
+    };
+    const std::vector<std::vector<anvil_post_op_t>> kChains = {
+        {},
+        {eltwise(anvil_eltwise_relu)},
+        {eltwise(anvil_eltwise_leaky_relu, 0.25f)},
+        {eltwise(anvil_eltwise_clip, -6.f, 6.f), binary(anvil_binary_add, false)},
+        {binary(anvil_binary_mul, true), eltwise(anvil_eltwise_relu), binary(anvil_binary_add, false)},
+        {eltwise(anvil_eltwise_gelu_tanh)},
+        {eltwise(anvil_eltwise_gelu_erf), binary(anvil_binary_add, true)},
+        {eltwise(anvil_eltwise_silu)},
+        {eltwise(anvil_eltwise_sigmoid)},
+        {eltwise(anvil_eltwise_tanh), binary(anvil_binary_mul, false)},
+    };
+    const int64_t kShapes[][3] = {{1, 1, 1},   {1, 33, 17},  {3, 17, 5},   {16, 64, 64}, {17, 31, 7},
+                                  {13, 100, 129}, {64, 48, 33}, {2, 257, 300}, {100, 40, 4}};
+    uint64_t seed = 1;
+    for (const auto &t : kTypes)
+        for (size_t ci = 0; ci < kChains.size(); ++ci) {
+            const auto &sh = kShapes[(seed * 7) % 9];
+            mm_case q;
+            q.a = t[0];
+            q.b = t[1];
+            q.c = t[2];
+            q.s.M = sh[0];
+            q.s.N = sh[1];
+            q.s.K = sh[2];
+            q.s.ta = seed % 2 ? 'T' : 'N';
+            q.s.tb = (seed / 2) % 2 ? 'T' : 'N';
+            q.s.pad_a = seed % 3;
+            q.s.pad_b = seed % 2 ? 5 : 0;
+            q.s.pad_c = seed % 5 == 0 ? 3 : 0;
+            const bool int8 = q.a != anvil_dt_bf16;
+            q.azp = int8 && seed % 3 == 1 ? (q.a == anvil_dt_u8 ? 3 : -2) : 0;
+            q.bzp = 0;  // oneDNN 2.6's matmul takes weights zero points only on its reference path
+            q.czp = int8 && (q.c == anvil_dt_u8 || q.c == anvil_dt_s8) && seed % 2 ? 7 : 0;
+            q.scale_mode = int(seed % 3);
+            q.bias = seed % 4 != 0;
+            q.ops = kChains[ci];
+            run_case(q, seed++);
+        }
+}
+
+TEST_CASE("lowp matmul: weights zero point, reference only") {
+    mm_case q;
+    q.s.M = 19;
+    q.s.N = 45;
+    q.s.K = 71;
+    q.s.tb = 'T';
+    q.azp = 2;
+    q.bzp = -3;
+    q.c = anvil_dt_s32;
+    run_case(q, 77);
+    q.a = anvil_dt_s8;
+    q.c = anvil_dt_f32;
+    q.scale_mode = 2;
+    q.bias = true;
+    run_case(q, 78);
+}
+
+}  // namespace
