@@ -79,6 +79,17 @@ anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp
     return anvil_success;
 }
 
+// Bytes between packed rows of A: an odd number of cache lines.  A row
+// tile reads 12 rows in step; with a stride that is a multiple of 4 KiB
+// (K = 4096 int8) they would all share one L1 set (12 ways, which B and
+// the accumulators need too) and miss on every group.  An odd number of
+// 64-byte lines puts the 12 rows into 12 different sets.
+int64_t a_row_bytes(int64_t kg) {
+    int64_t lines = ceil_div(kg * kGroupBytes, 64);
+    if (lines % 2 == 0) ++lines;
+    return lines * 64;
+}
+
 struct packed_a {
     const uint8_t *rows = nullptr;  // row i at rows + i * row_bytes
     int64_t row_bytes = 0;
@@ -177,7 +188,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     // Packed A (all rows; it is M x K bytes, small next to the work) with
     // its row sums after it.
     packed_a pa;
-    pa.row_bytes = b.kg * kGroupBytes;
+    pa.row_bytes = a_row_bytes(b.kg);
     const bool want_rowsum = epi.needs_rowsum && !p.zero_product;
     if (!p.zero_product) {
         const int64_t a_bytes = round_up(p.M * pa.row_bytes, 64);
