@@ -10,10 +10,11 @@ namespace anvil_bench {
 void print_usage(std::FILE *f) {
     std::fputs(
         "usage:\n"
-        "  anvil-bench gemm --dt f32 --shape MxNxK [--shape ...] [--batch FILE ...]\n"
-        "              [--trans NN|NT|TN|TT] [--threads N] [--isa CAP] [--mode check|perf]\n"
-        "              [--vs onednn|none] [--planned] [--cold] [--csv[=FILE]] [--json[=FILE]]\n"
-        "  anvil-bench --peak [--threads N]\n"
+        "  anvil-bench gemm [--dt f32|bf16|u8s8s32|s8s8s32] --shape MxNxK [--shape ...]\n"
+        "              [--batch FILE ...] [--trans NN|NT|TN|TT] [--threads N] [--isa CAP]\n"
+        "              [--mode check|perf] [--vs onednn|none] [--planned] [--cold]\n"
+        "              [--csv[=FILE]] [--json[=FILE]]\n"
+        "  anvil-bench --peak [--threads N]   fp32 FMA, bf16 and int8 dot-product peaks\n"
         "\n"
         "shapes: MxNxK (C is MxN, K the reduction) or benchdnn's MxK:KxN[_n\"name\"];\n"
         "  batch files hold one shape per line ('#' comments), optionally followed by\n"
@@ -30,6 +31,17 @@ void print_usage(std::FILE *f) {
         "         primitive with prepacked weights vs anvil's planned handle (packing\n"
         "         outside the timing).  For M <= 4 also GB/s of weights; --cold rotates\n"
         "         weight buffers (> 4 x 32 MiB in all) so they come from DRAM.\n"
+        "low-precision types (--dt; no --planned / --cold):\n"
+        "  bf16     anvil_gemm_bf16bf16f32 vs oneDNN's bf16 matmul (f32 dst) on plain\n"
+        "           weights and vs the same with prepacked weights: two ratios\n"
+        "  u8s8s32  anvil_gemm_u8s8s32 vs dnnl_gemm_u8s8s32 (offsetc F, ao = bo = 0)\n"
+        "           and vs oneDNN's int8 matmul (s8 weights prepacked, s32 dst)\n"
+        "  s8s8s32  the same with signed A\n"
+        "  Figures in GFLOP/s (bf16) or GOP/s (int8); % of the measured vdpbf16ps /\n"
+        "  vpdpbusd peak (n/a without avx512_bf16 / VNNI).  check: anvil vs the\n"
+        "  reference at points and vs every oneDNN result element by element (int8\n"
+        "  exact but for 1 off at .5 ties; bf16 exact with --data ints, else within\n"
+        "  twice the gamma bound); exits 1 on a mismatch.\n"
         "options:\n"
         "  --isa CAP          anvil_set_max_isa before any compute call\n"
         "                     (scalar avx2 avx512_core avx512_core_vnni avx512_core_bf16 amx)\n"
@@ -40,8 +52,9 @@ void print_usage(std::FILE *f) {
         "  --alpha A --beta B scalars for check mode (perf uses 1 and 0)\n"
         "  --data real|ints   fill: uniform [-1,1) or small non-zero integers (exact\n"
         "                     results); default real in check (plus an exact ints pass),\n"
-        "                     ints in perf\n"
-        "  --peak-gflops G    use G as the peak instead of probing; --no-peak skips it\n"
+        "                     ints in perf (f32 and bf16; int8 data are random bytes)\n"
+        "  --peak-gflops G    use G (GOP/s for int8) as the peak instead of probing;\n"
+        "                     --no-peak skips it\n"
         "  --seed S           data seed\n",
         f);
 }
@@ -106,8 +119,8 @@ bool parse_cli(int argc, char **argv, options *o, std::string *err) {
         double d = 0;
         if (a == "--dt") {
             if (!need(&v)) return false;
-            if (v != "f32") {
-                *err = "--dt " + v + ": only f32 is implemented";
+            if (v != "f32" && v != "bf16" && v != "u8s8s32" && v != "s8s8s32") {
+                *err = "--dt " + v + ": expected f32, bf16, u8s8s32 or s8s8s32";
                 return false;
             }
             o->dt = v;
@@ -236,6 +249,10 @@ bool parse_cli(int argc, char **argv, options *o, std::string *err) {
     }
     if (o->mode == bench_mode::perf && o->trials < 3) {
         *err = "perf mode needs --trials >= 3";
+        return false;
+    }
+    if (o->dt != "f32" && (o->planned || o->cold)) {
+        *err = std::string(o->planned ? "--planned" : "--cold") + " is only implemented for --dt f32";
         return false;
     }
     if (o->trials_big == 0) o->trials_big = o->trials;

@@ -11,6 +11,7 @@
 #include "anvil/anvil.h"
 #include "anvil_bench_cli.h"
 #include "anvil_bench_gemm.h"
+#include "anvil_bench_lowp.h"
 #include "anvil_bench_onednn.h"
 #include "anvil_bench_output.h"
 #include "anvil_bench_peak.h"
@@ -68,6 +69,17 @@ int run_peak(const options &o, int threads) {
         const peak_result pr = measure_fma_peak(t, 0.3);
         std::printf("fp32 FMA peak  %dT: %8.1f GFLOP/s  (%s)\n", t, pr.gflops, pr.probe.c_str());
     }
+    for (const char *kind : {"bf16", "int8"})
+        for (int t : ts) {
+            const peak_result pr = measure_lowp_peak(kind, t, 0.3);
+            const char *unit = kind[0] == 'b' ? "GFLOP/s" : "GOP/s  ";
+            if (pr.gflops > 0)
+                std::printf("%-4s dot peak  %dT: %8.1f %s (%s)\n", kind, t, pr.gflops, unit,
+                            pr.probe.c_str());
+            else
+                std::printf("%-4s dot peak  %dT:      n/a %s (%s)\n", kind, t, unit,
+                            pr.probe.c_str());
+        }
     for (int t : ts) {
         const double bw = measure_read_gbps(t, size_t(256) << 20, 0.5);
         std::printf("read 256 MiB   %dT: %8.1f GB/s\n", t, bw);
@@ -129,6 +141,7 @@ int main(int argc, char **argv) {
     info.cpu = anvil::cpu::info().brand;
     info.features = anvil::cpu::features_string(anvil::cpu::info().detected);
     info.mode = o.mode == bench_mode::perf ? "perf" : "check";
+    info.dt = o.dt;
     info.threads = threads;
     info.isa = ctx.isa;
     info.backend = ctx.backend;
@@ -140,7 +153,9 @@ int main(int argc, char **argv) {
             ctx.peak_gflops = o.peak_gflops;
             info.peak_probe = "given (--peak-gflops)";
         } else if (o.probe_peak) {
-            const peak_result pr = measure_fma_peak(threads, 0.3);
+            const std::string kind = peak_kind(o.dt);
+            const peak_result pr = kind.empty() ? measure_fma_peak(threads, 0.3)
+                                                : measure_lowp_peak(kind, threads, 0.3);
             ctx.peak_gflops = pr.gflops;
             info.peak_probe = pr.probe;
         }
@@ -151,13 +166,15 @@ int main(int argc, char **argv) {
     std::FILE *t = rep.text();
     std::fprintf(t, "# anvil-bench %s | oneDNN %s | %s\n", info.anvil_version.c_str(),
                  info.onednn_version.c_str(), info.cpu.c_str());
-    std::fprintf(t, "# mode=%s threads=%d isa=%s backend=%s affinity=[%s]%s\n", info.mode.c_str(),
-                 threads, ctx.isa.c_str(), ctx.backend.c_str(), aff.list.c_str(),
-                 o.cold ? " cold" : "");
+    std::fprintf(t, "# mode=%s dt=%s threads=%d isa=%s backend=%s affinity=[%s]%s\n",
+                 info.mode.c_str(), o.dt.c_str(), threads, ctx.isa.c_str(), ctx.backend.c_str(),
+                 aff.list.c_str(), o.cold ? " cold" : "");
     if (o.mode == bench_mode::perf) {
         if (ctx.peak_gflops > 0)
-            std::fprintf(t, "# peak %.1f GFLOP/s at %d thread(s) (%s)\n", ctx.peak_gflops, threads,
-                         info.peak_probe.c_str());
+            std::fprintf(t, "# peak %.1f %s at %d thread(s) (%s)\n", ctx.peak_gflops,
+                         dt_unit(o.dt), threads, info.peak_probe.c_str());
+        else if (!info.peak_probe.empty())
+            std::fprintf(t, "# peak %s\n", info.peak_probe.c_str());
         if (!pinned)
             std::fprintf(t,
                          "# note: not pinned (allowed CPUs %s of %d online); for stable figures "
@@ -175,8 +192,12 @@ int main(int argc, char **argv) {
         std::fprintf(t, "# %zu line(s) skipped, %zu problem(s) to run\n", skipped.size(),
                      problems.size());
 
-    const int failures = o.mode == bench_mode::perf ? run_perf(o, ctx, problems, rep)
-                                                    : run_check(o, ctx, problems, rep);
+    const bool lowp = o.dt != "f32";
+    const int failures = o.mode == bench_mode::perf
+                             ? (lowp ? run_perf_lowp(o, ctx, problems, rep)
+                                     : run_perf(o, ctx, problems, rep))
+                             : (lowp ? run_check_lowp(o, ctx, problems, rep)
+                                     : run_check(o, ctx, problems, rep));
     rep.finish(failures, skipped);
     std::fprintf(t, "# %zu problem(s), %d failure(s)\n", problems.size(), failures);
     return failures ? 1 : 0;

@@ -58,7 +58,8 @@ reporter::reporter(const options &o, const run_info &info) : o_(o), info_(info) 
         std::fprintf(csv_,
                      "op,dt,trans,M,N,K,threads,isa,anvil_gflops,peer,peer_gflops,ratio,pct_peak,"
                      "status,variant,anvil_spread_pct,peer_spread_pct,anvil_gbps,peer_gbps,"
-                     "peer_pct_peak,peer_impl,backend\n");
+                     "peer_pct_peak,peer_impl,backend,peer2,peer2_gflops,ratio2,peer2_pct_peak,"
+                     "peer2_spread_pct,peer2_gbps,peer2_impl\n");
         std::fflush(csv_);
     }
 }
@@ -68,30 +69,42 @@ reporter::~reporter() {
     if (json_ && json_ != stdout) std::fclose(json_);
 }
 
+const char *dt_unit(const std::string &dt) {
+    return dt == "u8s8s32" || dt == "s8s8s32" ? "GOP/s" : "GFLOP/s";
+}
+
 void reporter::text_row(const row &r) {
     std::FILE *f = text_;
-    std::fprintf(f, "%-5s %s %s %-16s T=%d %s%s: ", r.status.c_str(), r.variant.c_str(),
+    std::fprintf(f, "%-5s %s%s%s %s %-16s T=%d %s%s: ", r.status.c_str(),
+                 r.dt == "f32" ? "" : r.dt.c_str(), r.dt == "f32" ? "" : " ", r.variant.c_str(),
                  r.p.trans().c_str(), r.p.shape().c_str(), r.threads, r.isa.c_str(),
                  r.cold ? " cold" : "");
     if (r.timed) {
+        const char *unit = dt_unit(r.dt);
         if (r.pct_peak > 0)
-            std::fprintf(f, "anvil %8.2f GFLOP/s (%5.1f%% peak, spread %4.1f%%)", r.anvil_gflops,
+            std::fprintf(f, "anvil %8.2f %s (%5.1f%% peak, spread %4.1f%%)", r.anvil_gflops, unit,
                          r.pct_peak, 100 * r.anvil_spread);
         else
-            std::fprintf(f, "anvil %8.2f GFLOP/s (spread %4.1f%%)", r.anvil_gflops,
+            std::fprintf(f, "anvil %8.2f %s (spread %4.1f%%)", r.anvil_gflops, unit,
                          100 * r.anvil_spread);
+        // The BLAS-style peers (dnnl_*) need no implementation name.
+        auto peer = [f](const std::string &name, const std::string &impl, double g, double pct,
+                        double spread, double ratio) {
+            const bool show = !impl.empty() && impl.rfind("dnnl_", 0) != 0;
+            char p[32] = "";
+            if (pct > 0) std::snprintf(p, sizeof p, "%5.1f%%, ", pct);
+            std::fprintf(f, " | %s%s%s%s %8.2f (%sspread %4.1f%%) | ratio %.2f", name.c_str(),
+                         show ? " [" : "", show ? impl.c_str() : "", show ? "]" : "", g, p,
+                         100 * spread, ratio);
+        };
         if (!r.peer.empty())
-        {
-            const bool impl = r.peer_impl != "dnnl_sgemm";
-            char pct[32] = "";
-            if (r.peer_pct_peak > 0) std::snprintf(pct, sizeof pct, "%5.1f%%, ", r.peer_pct_peak);
-            std::fprintf(f, " | %s%s%s%s %8.2f (%sspread %4.1f%%) | ratio %.2f", r.peer.c_str(),
-                         impl ? " [" : "", impl ? r.peer_impl.c_str() : "", impl ? "]" : "",
-                         r.peer_gflops, pct, 100 * r.peer_spread, r.ratio);
-        }
+            peer(r.peer, r.peer_impl, r.peer_gflops, r.peer_pct_peak, r.peer_spread, r.ratio);
+        if (!r.peer2.empty())
+            peer(r.peer2, r.peer2_impl, r.peer2_gflops, r.peer2_pct_peak, r.peer2_spread, r.ratio2);
         if (r.p.M <= 4) {
             std::fprintf(f, " | weights GB/s anvil %.1f", r.anvil_gbps);
             if (!r.peer.empty()) std::fprintf(f, " %s %.1f", r.peer.c_str(), r.peer_gbps);
+            if (!r.peer2.empty()) std::fprintf(f, " %s %.1f", r.peer2.c_str(), r.peer2_gbps);
         }
     }
     if (!r.detail.empty()) std::fprintf(f, "%s%s", r.timed ? "\n      " : "", r.detail.c_str());
@@ -101,9 +114,10 @@ void reporter::text_row(const row &r) {
 
 void reporter::csv_row(const row &r) {
     const bool t = r.timed, peer = r.timed && !r.peer.empty(), gb = r.p.M <= 4;
+    const bool peer2 = r.timed && !r.peer2.empty();
     auto g = [](bool on, double v) { return on ? num(v, "%.2f") : std::string(); };
     const std::vector<std::string> f = {
-        "gemm", "f32", r.p.trans(), std::to_string(r.p.M), std::to_string(r.p.N),
+        "gemm", r.dt, r.p.trans(), std::to_string(r.p.M), std::to_string(r.p.N),
         std::to_string(r.p.K), std::to_string(r.threads), r.isa,
         g(t, r.anvil_gflops), csv_field(r.peer), g(peer, r.peer_gflops),
         peer ? num(r.ratio, "%.3f") : "", g(t && r.pct_peak > 0, r.pct_peak), r.status,
@@ -111,7 +125,9 @@ void reporter::csv_row(const row &r) {
         r.variant + (r.cold ? "_cold" : ""), g(t, 100 * r.anvil_spread),
         g(peer, 100 * r.peer_spread), g(t && gb, r.anvil_gbps), g(peer && gb, r.peer_gbps),
         g(peer && r.peer_pct_peak > 0, r.peer_pct_peak), csv_field(r.peer_impl),
-        csv_field(r.backend)};
+        csv_field(r.backend), csv_field(r.peer2), g(peer2, r.peer2_gflops),
+        peer2 ? num(r.ratio2, "%.3f") : "", g(peer2 && r.peer2_pct_peak > 0, r.peer2_pct_peak),
+        g(peer2, 100 * r.peer2_spread), g(peer2 && gb, r.peer2_gbps), csv_field(r.peer2_impl)};
     std::string line;
     for (size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
     std::fprintf(csv_, "%s\n", line.c_str());
@@ -135,8 +151,10 @@ void reporter::finish(int failures, const std::vector<skipped_line> &skipped) {
     std::fprintf(f, "  \"mode\": %s,\n  \"threads\": %d,\n  \"isa\": %s,\n  \"backend\": %s,\n",
                  json_str(info_.mode).c_str(), info_.threads, json_str(info_.isa).c_str(),
                  json_str(info_.backend).c_str());
-    std::fprintf(f, "  \"peak_probe\": %s,\n  \"peak_gflops\": %s,\n",
-                 json_str(info_.peak_probe).c_str(), num(info_.peak_gflops, "%.2f").c_str());
+    std::fprintf(f, "  \"dt\": %s,\n  \"peak_probe\": %s,\n  \"peak_gflops\": %s,\n",
+                 json_str(info_.dt).c_str(), json_str(info_.peak_probe).c_str(),
+                 num(info_.peak_gflops, "%.2f").c_str());
+    std::fprintf(f, "  \"peak_unit\": %s,\n", json_str(dt_unit(info_.dt)).c_str());
     std::fprintf(f, "  \"pinned\": %s,\n  \"affinity\": %s,\n", info_.pinned ? "true" : "false",
                  json_str(info_.affinity).c_str());
     std::fprintf(f, "  \"failures\": %d,\n  \"skipped\": [", failures);
@@ -147,7 +165,8 @@ void reporter::finish(int failures, const std::vector<skipped_line> &skipped) {
     std::fprintf(f, "%s],\n  \"results\": [", skipped.empty() ? "" : "\n  ");
     for (size_t i = 0; i < rows_.size(); ++i) {
         const row &r = rows_[i];
-        std::fprintf(f, "%s\n    {\"op\": \"gemm\", \"dt\": \"f32\", \"trans\": %s, ", i ? "," : "",
+        std::fprintf(f, "%s\n    {\"op\": \"gemm\", \"dt\": %s, \"unit\": %s, \"trans\": %s, ",
+                     i ? "," : "", json_str(r.dt).c_str(), json_str(dt_unit(r.dt)).c_str(),
                      json_str(r.p.trans()).c_str());
         std::fprintf(f, "\"M\": %lld, \"N\": %lld, \"K\": %lld, \"source\": %s, ",
                      (long long)r.p.M, (long long)r.p.N, (long long)r.p.K,
@@ -178,6 +197,17 @@ void reporter::finish(int failures, const std::vector<skipped_line> &skipped) {
                              num(r.peer_pct_peak, "%.2f").c_str(), num(r.ratio, "%.4f").c_str());
                 if (r.p.M <= 4)
                     std::fprintf(f, ", \"peer_gbps\": %s", num(r.peer_gbps, "%.2f").c_str());
+            }
+            if (!r.peer2.empty()) {
+                std::fprintf(f, ",\n     \"peer2\": %s, \"peer2_impl\": %s, \"peer2_gflops\": %s, ",
+                             json_str(r.peer2).c_str(), json_str(r.peer2_impl).c_str(),
+                             num(r.peer2_gflops, "%.3f").c_str());
+                std::fprintf(f, "\"peer2_spread\": %s, \"peer2_trials_gflops\": %s, ",
+                             num(r.peer2_spread, "%.4f").c_str(), list(r.peer2_trials).c_str());
+                std::fprintf(f, "\"peer2_pct_peak\": %s, \"ratio2\": %s",
+                             num(r.peer2_pct_peak, "%.2f").c_str(), num(r.ratio2, "%.4f").c_str());
+                if (r.p.M <= 4)
+                    std::fprintf(f, ", \"peer2_gbps\": %s", num(r.peer2_gbps, "%.2f").c_str());
             }
         }
         std::fprintf(f, "}");

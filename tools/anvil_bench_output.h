@@ -3,8 +3,12 @@
 // CSV: a header, then one line per problem with the columns
 //   op,dt,trans,M,N,K,threads,isa,anvil_gflops,peer,peer_gflops,ratio,pct_peak,status
 // followed by extra columns (variant,anvil_spread_pct,peer_spread_pct,
-// anvil_gbps,peer_gbps,peer_pct_peak,peer_impl,backend).  JSON holds the same
-// rows plus the run's metadata (CPU, peak, versions) and per-trial figures.
+// anvil_gbps,peer_gbps,peer_pct_peak,peer_impl,backend,peer2,peer2_gflops,
+// ratio2,peer2_pct_peak,peer2_spread_pct,peer2_gbps,peer2_impl).  The *_gflops
+// columns are GOP/s for the integer types (u8s8s32, s8s8s32).  peer2 is the
+// second oneDNN peer of the low-precision types (prepacked matmul); empty
+// for f32.  JSON holds the same rows plus the run's metadata (CPU, peak,
+// versions) and per-trial figures.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -17,6 +21,7 @@ namespace anvil_bench {
 
 struct row {
     gemm_problem p;
+    std::string dt = "f32";          // f32 | bf16 | u8s8s32 | s8s8s32
     int threads = 1;
     std::string isa, backend;
     std::string variant = "plain";   // plain | planned
@@ -31,12 +36,17 @@ struct row {
     double peer_gflops = 0, peer_spread = 0, peer_gbps = 0;
     std::vector<double> peer_trials;
     double ratio = 0, pct_peak = 0, peer_pct_peak = 0;
+    // second peer (low-precision types: oneDNN matmul with prepacked weights)
+    std::string peer2, peer2_impl;
+    double peer2_gflops = 0, peer2_spread = 0, peer2_gbps = 0, ratio2 = 0, peer2_pct_peak = 0;
+    std::vector<double> peer2_trials;
 };
 
 struct run_info {
     std::string anvil_version, onednn_version;
     std::string cpu, features;
     std::string mode;
+    std::string dt = "f32";
     int threads = 1;
     std::string isa, backend;
     std::string peak_probe;
@@ -44,6 +54,9 @@ struct run_info {
     bool pinned = false;
     std::string affinity;
 };
+
+// "GOP/s" for the integer types, "GFLOP/s" otherwise.
+const char *dt_unit(const std::string &dt);
 
 class reporter {
 public:

@@ -51,6 +51,33 @@ uint64_t read_sweep_scalar(const void *p, size_t bytes) {
     return x0 ^ x1 ^ x2 ^ x3;
 }
 
+// Calibrates one run of body(iters) to ~10 ms, then runs it on `threads`
+// threads at once, again and again for `seconds`: many short runs catch a
+// quiet moment on a shared machine, and the best one is the peak.
+template <class F>
+double best_rate(int threads, double seconds, double ops_per_iter, F &&body) {
+    int64_t iters = 1 << 12;
+    for (;;) {
+        const double t0 = now_seconds();
+        body(iters);
+        const double t = now_seconds() - t0;
+        if (t > 2e-3 || iters > (int64_t(1) << 34)) {
+            iters = std::max<int64_t>(1, int64_t(double(iters) * 0.01 / t));
+            break;
+        }
+        iters *= 4;
+    }
+    double best = 0;
+    const double start = now_seconds();
+    int runs = 0;
+    while (runs < 3 || now_seconds() - start < seconds) {
+        const double t = run_on_threads(threads, [&](int) { body(iters); });
+        best = std::max(best, double(threads) * double(iters) * ops_per_iter / t * 1e-9);
+        ++runs;
+    }
+    return best;
+}
+
 }  // namespace
 
 peak_result measure_fma_peak(int threads, double seconds) {
@@ -69,34 +96,47 @@ peak_result measure_fma_peak(int threads, double seconds) {
     r.probe = zmm ? "vfmadd231ps zmm, 16 independent accumulators"
                   : "vfmadd231ps ymm, 12 independent accumulators";
     const double flop_per_iter = zmm ? 64.0 * 32.0 : 48.0 * 16.0;
-    auto body = [zmm](int64_t iters) {
+    r.gflops = best_rate(threads, seconds, flop_per_iter, [zmm](int64_t iters) {
 #if defined(ANVIL_BENCH_X86_PROBES)
         g_sink_f = zmm ? fma_loop_zmm(iters) : fma_loop_ymm(iters);
 #else
         (void)zmm;
         (void)iters;
 #endif
-    };
-    // Calibrate one run to ~10 ms: many short runs catch a quiet moment on a
-    // shared machine, and the best one is the peak.
-    int64_t iters = 1 << 12;
-    for (;;) {
-        const double t0 = now_seconds();
-        body(iters);
-        const double t = now_seconds() - t0;
-        if (t > 2e-3 || iters > (int64_t(1) << 34)) {
-            iters = std::max<int64_t>(1, int64_t(double(iters) * 0.01 / t));
-            break;
+    });
+    return r;
+}
+
+peak_result measure_lowp_peak(const std::string &kind, int threads, double seconds) {
+    peak_result r;
+    r.threads = threads;
+#if defined(ANVIL_BENCH_X86_PROBES)
+    if (kind == "bf16") {
+        if (!__builtin_cpu_supports("avx512bf16")) {
+            r.probe = "n/a (no avx512_bf16)";
+            return r;
         }
-        iters *= 4;
+        r.probe = "vdpbf16ps zmm, 16 independent accumulators";
+        r.gflops = best_rate(threads, seconds, 64.0 * 64.0,
+                             [](int64_t iters) { g_sink_f = dpbf16_loop_zmm(iters); });
+        return r;
     }
-    const double start = now_seconds();
-    int runs = 0;
-    while (runs < 3 || now_seconds() - start < seconds) {
-        const double t = run_on_threads(threads, [&](int) { body(iters); });
-        r.gflops = std::max(r.gflops, double(threads) * double(iters) * flop_per_iter / t * 1e-9);
-        ++runs;
+    const bool zmm = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512f");
+    const bool ymm = __builtin_cpu_supports("avxvnni");
+    if (!zmm && !ymm) {
+        r.probe = "n/a (no avx512_vnni or avx_vnni)";
+        return r;
     }
+    r.probe = zmm ? "vpdpbusd zmm, 16 independent accumulators"
+                  : "vpdpbusd ymm (AVX-VNNI), 12 independent accumulators";
+    r.gflops = best_rate(threads, seconds, zmm ? 64.0 * 128.0 : 48.0 * 64.0, [zmm](int64_t iters) {
+        g_sink_u = zmm ? dpbusd_loop_zmm(iters) : dpbusd_loop_ymm(iters);
+    });
+#else
+    (void)threads;
+    (void)seconds;
+    r.probe = kind == "bf16" ? "n/a (no avx512_bf16)" : "n/a (no avx512_vnni or avx_vnni)";
+#endif
     return r;
 }
 

@@ -1,0 +1,95 @@
+// anvil-bench: oneDNN bf16 / int8 peers (dnnl_gemm_x8s8s32 and the matmul
+// primitive on plain or prepacked weights).
+#include "anvil_bench_onednn_lowp.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <unordered_map>
+
+namespace anvil_bench {
+
+int onednn_gemm_int8(const gemm_problem &p, bool a_signed, float alpha, const void *A,
+                     const void *B, float beta, int32_t *C) {
+    static const int32_t co = 0;
+    const int8_t *b = static_cast<const int8_t *>(B);
+    if (a_signed)
+        return int(dnnl_gemm_s8s8s32(p.ta, p.tb, 'F', p.M, p.N, p.K, alpha,
+                                     static_cast<const int8_t *>(A), p.lda(), 0, b, p.ldb(), 0,
+                                     beta, C, p.ldc(), &co));
+    return int(dnnl_gemm_u8s8s32(p.ta, p.tb, 'F', p.M, p.N, p.K, alpha,
+                                 static_cast<const uint8_t *>(A), p.lda(), 0, b, p.ldb(), 0, beta,
+                                 C, p.ldc(), &co));
+}
+
+struct onednn_lowp_matmul::state {
+    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+    dnnl::stream strm{eng};
+    dnnl::matmul prim;
+    dnnl::memory weights;
+    std::unordered_map<int, dnnl::memory> args;
+    std::string impl;
+};
+
+onednn_lowp_matmul::onednn_lowp_matmul() = default;
+onednn_lowp_matmul::~onednn_lowp_matmul() = default;
+
+bool onednn_lowp_matmul::init(lowp_dt dt, const gemm_problem &p, const void *A, const void *B,
+                              void *C, float alpha, float beta, bool prepacked, std::string *err) {
+    using namespace dnnl;
+    using dims = memory::dims;
+    using mdt = memory::data_type;
+    try {
+        auto s = std::make_unique<state>();
+        const mdt a_t = dt == lowp_dt::bf16      ? mdt::bf16
+                        : dt == lowp_dt::u8s8s32 ? mdt::u8
+                                                 : mdt::s8;
+        const mdt b_t = dt == lowp_dt::bf16 ? mdt::bf16 : mdt::s8;
+        const mdt c_t = dt == lowp_dt::bf16 ? mdt::f32 : mdt::s32;
+        const dims src_strides = p.ta == 'N' ? dims{p.lda(), 1} : dims{1, p.lda()};
+        const dims wei_strides = p.tb == 'N' ? dims{p.ldb(), 1} : dims{1, p.ldb()};
+        const memory::desc src_md({p.M, p.K}, a_t, src_strides);
+        const memory::desc user_wei_md({p.K, p.N}, b_t, wei_strides);
+        const memory::desc wei_md =
+            prepacked ? memory::desc({p.K, p.N}, b_t, memory::format_tag::any) : user_wei_md;
+        const memory::desc dst_md({p.M, p.N}, c_t, dims{p.ldc(), 1});
+        primitive_attr attr;
+        if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+        if (beta != 0.0f) {
+            post_ops po;
+            po.append_sum(beta);
+            attr.set_post_ops(po);
+        }
+        const matmul::primitive_desc pd(matmul::desc(src_md, wei_md, dst_md), attr, s->eng);
+        s->impl = pd.impl_info_str();
+        s->prim = matmul(pd);
+        memory user(user_wei_md, s->eng, const_cast<void *>(B));
+        if (prepacked) {
+            s->weights = memory(pd.weights_desc(), s->eng);
+            reorder(user, s->weights).execute(s->strm, user, s->weights);
+            s->strm.wait();
+        } else {
+            s->weights = user;
+        }
+        s->args = {{DNNL_ARG_SRC, memory(src_md, s->eng, const_cast<void *>(A))},
+                   {DNNL_ARG_WEIGHTS, s->weights},
+                   {DNNL_ARG_DST, memory(dst_md, s->eng, C)}};
+        s_ = std::move(s);
+        return true;
+    } catch (const dnnl::error &e) {
+        *err = std::string("oneDNN ") + lowp_name(dt) + " matmul" +
+               (prepacked ? " (prepacked)" : "") + ": " + e.what();
+        return false;
+    }
+}
+
+void onednn_lowp_matmul::execute() {
+    s_->prim.execute(s_->strm, s_->args);
+    s_->strm.wait();
+}
+
+const std::string &onednn_lowp_matmul::impl() const {
+    static const std::string none = "none";
+    return s_ ? s_->impl : none;
+}
+
+}  // namespace anvil_bench

@@ -1,0 +1,36 @@
+// anvil-bench: oneDNN peers of the low-precision GEMMs.
+//   dnnl_gemm_u8s8s32 / dnnl_gemm_s8s8s32  BLAS-style calls, offsetc 'F',
+//                       ao = bo = 0, co = {0}
+//   matmul primitive    bf16 x bf16 -> f32, or u8 / s8 x s8 -> s32, with the
+//                       problem's strides for src and dst; weights either
+//                       used in place (plain) or with format_tag::any and
+//                       reordered once in init (prepacked).  The primitive is
+//                       created in init; only execute + wait is timed.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "anvil_bench_lowp.h"
+
+namespace anvil_bench {
+
+// Returns 0 on success (a dnnl_status_t otherwise).
+int onednn_gemm_int8(const gemm_problem &p, bool a_signed, float alpha, const void *A,
+                     const void *B, float beta, int32_t *C);
+
+class onednn_lowp_matmul {
+public:
+    onednn_lowp_matmul();
+    ~onednn_lowp_matmul();
+    // alpha becomes an output scale, beta a sum post-op.
+    bool init(lowp_dt dt, const gemm_problem &p, const void *A, const void *B, void *C,
+              float alpha, float beta, bool prepacked, std::string *err);
+    void execute();
+    const std::string &impl() const;
+
+private:
+    struct state;
+    std::unique_ptr<state> s_;
+};
+
+}  // namespace anvil_bench
