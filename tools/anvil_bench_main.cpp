@@ -18,6 +18,7 @@
 #include "anvil_bench_problem.h"
 #include "cpu/isa.h"
 #include "gemm/backend.h"
+#include "lowp/lp_backend.h"
 
 using namespace anvil_bench;
 
@@ -133,7 +134,11 @@ int main(int argc, char **argv) {
     gemm_context ctx;
     ctx.threads = threads;
     ctx.isa = anvil_isa_name(anvil_get_effective_isa());
-    ctx.backend = anvil::gemm::select_backend().name();
+    // The low-precision calls have their own backends (lp micro-kernels).
+    ctx.backend = o.dt == "f32" ? anvil::gemm::select_backend().name()
+                  : anvil::lowp::select_lp_backend(o.dt == "bf16" ? anvil::lowp::lp_kind::bf16
+                                                                  : anvil::lowp::lp_kind::u8s8)
+                        .name();
 
     run_info info;
     info.anvil_version = anvil_version();
