@@ -1,0 +1,528 @@
+// Highway low-precision micro-kernels and fp32 <-> bf16 row conversions
+// (see hwy_lowp.h, the contract in lowp/lp_ukernel.h and the scalar
+// definitions in lowp/lp_ref.h).  Compiled once per Highway target through
+// foreach_target.h, like hwy_sgemm.cc; the HWY_ONCE part at the end is built
+// once and picks a target for anvil's ISA cap.
+
+// bf16 rounds each product and then each sum, as the scalar kernel does
+// (a fused multiply-add would differ where a product overflows or falls
+// below the normal range).  GCC contracts a * b + c into an FMA in C++
+// wherever the target has one, Highway's Mul and Add included; turn that
+// off before any header, as hwy_sgemm.cc does.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#elif defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cpu/isa.h"
+#include "fallback/hwy_lowp.h"
+#include "fallback/hwy_sgemm.h"
+#include "lowp/bf16_convert.h"
+#include "lowp/lp_backend.h"
+#include "lowp/lp_ref.h"
+#include "lowp/lp_ukernel.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "fallback/hwy_lowp.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+// Not anvil::fallback itself: hwy_sgemm.cc's per-target functions live
+// there and names must not collide (one definition per target namespace).
+namespace anvil::fallback::lp {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using lowp::lp_kind;
+using lowp::lp_ukernel_args;
+
+// Tile vectors hold at most 16 lanes (one 16-column vector of the
+// contract); wider scalable vectors are capped.
+using DF = hn::CappedTag<float, lowp::kLanes>;
+using DU = hn::RebindToUnsigned<DF>;
+using DI = hn::RebindToSigned<DF>;
+using VF = hn::Vec<DF>;
+using VU = hn::Vec<DU>;
+using VI = hn::Vec<DI>;
+
+// ---------------------------------------------------------------- blocking
+// A tile chunk is kRows rows x kV vectors (kV = 2, or 1 where one vector is
+// all 16 columns).  Per k-group it holds kRows*kV accumulators, two derived
+// B vectors per column vector, the row's two A broadcasts and a product:
+// 4 rows x 2 vectors = 15 registers, for 16-register ISAs; 6 x 2 = 19 with
+// 32 registers (two chunks make the 12-row tile).  Rows are a runtime loop
+// over chunks, plus one chunk of the remaining height.
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3) || HWY_ARCH_ARM_A64 || HWY_ARCH_RVV || \
+    HWY_ARCH_PPC
+constexpr int kRows = 6;
+#else
+constexpr int kRows = 4;
+#endif
+
+// u8s8 on x86 SIMD targets: the bytes widened to int16 and multiplied
+// pairwise into int32 (ReorderWidenMulAccumulate on int16 is sum +
+// vpmaddwd there, leaving its second sum untouched).  u8 * s8 products and
+// the sum of two fit int16 x int16 -> int32 exactly.  Elsewhere (EMU128,
+// SCALAR, other architectures) the bytes are sign/zero-extended to int32
+// lanes and multiplied there: exact as well, just more instructions.
+#undef ANVIL_LP_PAIRWISE_I16
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+#define ANVIL_LP_PAIRWISE_I16 1
+#else
+#define ANVIL_LP_PAIRWISE_I16 0
+#endif
+
+struct TileArgs {
+    const uint8_t *a;  // row 0, group 0 of this chunk
+    int64_t a_rs;
+    const uint8_t *b;  // group 0, first column of this chunk
+    int64_t b_ld;
+    void *acc;         // row 0, first column of this chunk
+    int64_t acc_ld;
+    int64_t kg;
+    bool accumulate;
+};
+
+HWY_INLINE uint32_t LoadDword(const uint8_t *p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+// Lanes(du) dwords from any byte address.
+HWY_INLINE VU LoadDwords(DU du, const uint8_t *HWY_RESTRICT p) {
+#if HWY_TARGET == HWY_SCALAR
+    return hn::Set(du, LoadDword(p));
+#else
+    const hn::Repartition<uint8_t, DU> d8;
+    return hn::BitCast(du, hn::LoadU(d8, p));
+#endif
+}
+
+// ------------------------------------------------------------------ bf16
+// acc = acc + A1*B1, then acc + A0*B0, per group in increasing order: the
+// contract's order, one rounding per product and per sum.  bf16 -> fp32 is
+// the 16 bits shifted up: element 1 (high half of the dword) is the dword
+// with the low half cleared, element 0 the dword shifted left by 16.
+template <int kR, int kV>
+HWY_NOINLINE void TileBf16(const TileArgs &t) {
+    const DF df;
+    const DU du;
+    const size_t L = hn::Lanes(df);
+    float *HWY_RESTRICT acc = static_cast<float *>(t.acc);
+    const int64_t acc_ld = t.acc_ld;
+
+    VF c[kR][kV];
+    for (int r = 0; r < kR; ++r)
+        for (int v = 0; v < kV; ++v)
+            c[r][v] = t.accumulate ? hn::LoadU(df, acc + r * acc_ld + int64_t(v * L)) : hn::Zero(df);
+
+    const uint8_t *a_rows[kR];
+    for (int r = 0; r < kR; ++r) a_rows[r] = t.a + r * t.a_rs;
+    const VU hi_half = hn::Set(du, 0xFFFF0000u);
+    const uint8_t *HWY_RESTRICT bg = t.b;
+    const int64_t b_ld = t.b_ld, kg = t.kg;
+    for (int64_t g = 0; g < kg; ++g) {
+        VF b1[kV], b0[kV];
+        for (int v = 0; v < kV; ++v) {
+            const VU bu = LoadDwords(du, bg + v * L * lowp::kGroupBytes);
+            b1[v] = hn::BitCast(df, hn::And(bu, hi_half));
+            b0[v] = hn::BitCast(df, hn::ShiftLeft<16>(bu));
+        }
+        for (int r = 0; r < kR; ++r) {
+            const VU au = hn::Set(du, LoadDword(a_rows[r] + g * lowp::kGroupBytes));
+            const VF a1 = hn::BitCast(df, hn::And(au, hi_half));
+            const VF a0 = hn::BitCast(df, hn::ShiftLeft<16>(au));
+            for (int v = 0; v < kV; ++v) c[r][v] = hn::Add(c[r][v], hn::Mul(a1, b1[v]));
+            for (int v = 0; v < kV; ++v) c[r][v] = hn::Add(c[r][v], hn::Mul(a0, b0[v]));
+        }
+        bg += b_ld;
+    }
+
+    for (int r = 0; r < kR; ++r)
+        for (int v = 0; v < kV; ++v) hn::StoreU(c[r][v], df, acc + r * acc_ld + int64_t(v * L));
+}
+
+// ------------------------------------------------------------------ u8s8
+// acc += sum_t u8(A_t) * s8(B_t) per group, exact, wrapping in int32 (the
+// order of integer additions does not matter).
+template <int kR, int kV>
+HWY_NOINLINE void TileU8s8(const TileArgs &t) {
+    const DI di;
+    const DU du;
+    const size_t L = hn::Lanes(di);
+    int32_t *HWY_RESTRICT acc = static_cast<int32_t *>(t.acc);
+    const int64_t acc_ld = t.acc_ld;
+
+    VI c[kR][kV];
+    for (int r = 0; r < kR; ++r)
+        for (int v = 0; v < kV; ++v)
+            c[r][v] = t.accumulate ? hn::LoadU(di, acc + r * acc_ld + int64_t(v * L)) : hn::Zero(di);
+
+    const uint8_t *a_rows[kR];
+    for (int r = 0; r < kR; ++r) a_rows[r] = t.a + r * t.a_rs;
+    const uint8_t *HWY_RESTRICT bg = t.b;
+    const int64_t b_ld = t.b_ld, kg = t.kg;
+
+#if ANVIL_LP_PAIRWISE_I16
+    // Each dword as two int16 lanes: (B0 | B1 << 8, B2 | B3 << 8).  Even
+    // bytes sign-extended: (B0, B2); odd bytes: (B1, B3).  A likewise,
+    // zero-extended: (A0, A2) and (A1, A3).  vpmaddwd of the even pair gives
+    // A0*B0 + A2*B2 per dword, of the odd pair A1*B1 + A3*B3.
+    const hn::Repartition<int16_t, DI> d16;
+    const hn::RebindToUnsigned<decltype(d16)> du16;
+    for (int64_t g = 0; g < kg; ++g) {
+        hn::Vec<decltype(d16)> be[kV], bo[kV];
+        for (int v = 0; v < kV; ++v) {
+            const auto b16 = hn::BitCast(d16, LoadDwords(du, bg + v * L * lowp::kGroupBytes));
+            be[v] = hn::ShiftRight<8>(hn::ShiftLeft<8>(b16));
+            bo[v] = hn::ShiftRight<8>(b16);
+        }
+        for (int r = 0; r < kR; ++r) {
+            // Logical shifts of the 16-bit lanes: no mask register needed.
+            const auto au = hn::BitCast(du16, hn::Set(du, LoadDword(a_rows[r] + g * lowp::kGroupBytes)));
+            const auto ae = hn::BitCast(d16, hn::ShiftRight<8>(hn::ShiftLeft<8>(au)));
+            const auto ao = hn::BitCast(d16, hn::ShiftRight<8>(au));
+            for (int v = 0; v < kV; ++v) {
+                VI unused = hn::Zero(di);  // x86: the result is sum0 + vpmaddwd
+                c[r][v] = hn::ReorderWidenMulAccumulate(di, ae, be[v], c[r][v], unused);
+                c[r][v] = hn::ReorderWidenMulAccumulate(di, ao, bo[v], c[r][v], unused);
+            }
+        }
+        bg += b_ld;
+    }
+#else
+    // Byte t of each dword sign-extended in its own int32 lane.
+    for (int64_t g = 0; g < kg; ++g) {
+        VI bt[4][kV];
+        for (int v = 0; v < kV; ++v) {
+            const VU bu = LoadDwords(du, bg + v * L * lowp::kGroupBytes);
+            bt[0][v] = hn::ShiftRight<24>(hn::BitCast(di, hn::ShiftLeft<24>(bu)));
+            bt[1][v] = hn::ShiftRight<24>(hn::BitCast(di, hn::ShiftLeft<16>(bu)));
+            bt[2][v] = hn::ShiftRight<24>(hn::BitCast(di, hn::ShiftLeft<8>(bu)));
+            bt[3][v] = hn::ShiftRight<24>(hn::BitCast(di, bu));
+        }
+        for (int r = 0; r < kR; ++r) {
+            const uint32_t ad = LoadDword(a_rows[r] + g * lowp::kGroupBytes);
+            for (int k = 0; k < 4; ++k) {
+                const VI ak = hn::Set(di, int32_t((ad >> (8 * k)) & 0xFFu));
+                for (int v = 0; v < kV; ++v) c[r][v] = hn::Add(c[r][v], hn::Mul(ak, bt[k][v]));
+            }
+        }
+        bg += b_ld;
+    }
+#endif
+
+    for (int r = 0; r < kR; ++r)
+        for (int v = 0; v < kV; ++v) hn::StoreU(c[r][v], di, acc + r * acc_ld + int64_t(v * L));
+}
+
+// --------------------------------------------------------------- kernels
+using TileFn = void (*)(const TileArgs &);
+
+// Vectors of 16 lanes (the contract's column vector) need a one-vector
+// chunk for 16-column tiles; narrower ones always come in pairs.
+constexpr bool kOneVector = hn::MaxLanes(DF()) > 8;
+
+template <lp_kind K, int kR, int kV>
+constexpr TileFn TileFor() {
+    if constexpr (K == lp_kind::bf16)
+        return &TileBf16<kR, kV>;
+    else
+        return &TileU8s8<kR, kV>;
+}
+
+template <lp_kind K, int kV, size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> MakeTiles(std::index_sequence<I...>) {
+    return {{TileFor<K, int(I) + 1, kV>()...}};
+}
+
+// The tiles of heights 1..kRows and kV vectors (none for kV == 1 where no
+// one-vector chunk occurs: fewer instantiations).
+template <lp_kind K, int kV>
+constexpr std::array<TileFn, kRows> Tiles() {
+    if constexpr (kV == 1 && !kOneVector)
+        return {};
+    else
+        return MakeTiles<K, kV>(std::make_index_sequence<kRows>());
+}
+
+// Any m >= 1 and n >= 1 (ncols = n rounded up to 16): column chunks of two
+// vectors (one where a vector is the last 16 columns), rows in chunks of
+// kRows and one of the remaining height.
+template <lp_kind K>
+void Kernel(const lp_ukernel_args *p) {
+    const DF df;
+    const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+    if (lowp::kLanes % L != 0) {
+        // A scalable vector length that does not divide 16 (SVE at 384
+        // bits, say): not worth a tail path.
+        lowp::lp_ukernel_scalar(p, K);
+        return;
+    }
+    static constexpr std::array<TileFn, kRows> kTwo = Tiles<K, 2>();
+    static constexpr std::array<TileFn, kRows> kOne = Tiles<K, 1>();
+
+    const int64_t ncols = (p->n + lowp::kLanes - 1) / lowp::kLanes * lowp::kLanes;
+    const size_t elem = 4;  // float or int32_t
+    TileArgs t;
+    t.a_rs = p->a_rs;
+    t.b_ld = p->b_ld;
+    t.acc_ld = p->acc_ld;
+    t.kg = p->kg;
+    t.accumulate = p->accumulate != 0;
+    for (int64_t j0 = 0; j0 < ncols;) {
+        const int vecs = (!kOneVector || ncols - j0 >= 2 * L) ? 2 : 1;
+        const std::array<TileFn, kRows> &tiles = vecs == 2 ? kTwo : kOne;
+        for (int64_t i0 = 0; i0 < p->m; i0 += kRows) {
+            const int64_t h = std::min<int64_t>(kRows, p->m - i0);
+            t.a = p->a + i0 * p->a_rs;
+            t.b = p->b + j0 * lowp::kGroupBytes;
+            t.acc = static_cast<uint8_t *>(p->acc) + (i0 * p->acc_ld + j0) * int64_t(elem);
+            tiles[size_t(h - 1)](t);
+        }
+        j0 += vecs * L;
+    }
+}
+
+// ------------------------------------------------------------ conversions
+// The scalar f32_to_bf16 per lane: NaN -> (u >> 16) | 0x40, else
+// (u + 0x7fff + ((u >> 16) & 1)) >> 16; tails element by element.
+void F32ToBf16(const float *HWY_RESTRICT src, uint16_t *HWY_RESTRICT dst, int64_t n) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToUnsigned<decltype(df)> du;
+    const hn::RebindToSigned<decltype(df)> di;
+    const hn::Rebind<uint16_t, decltype(df)> d16;
+    const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+    const auto abs_mask = hn::Set(du, 0x7FFFFFFFu);
+    const auto inf_bits = hn::Set(di, 0x7F800000);
+    const auto one = hn::Set(du, 1u);
+    const auto half = hn::Set(du, 0x7FFFu);
+    const auto quiet = hn::Set(du, 0x0040u);
+    int64_t i = 0;
+    for (; i + L <= n; i += L) {
+        const auto u = hn::BitCast(du, hn::LoadU(df, src + i));
+        // |u| > Inf as signed int32: both sides are non-negative there.
+        const auto is_nan = hn::RebindMask(du, hn::Gt(hn::BitCast(di, hn::And(u, abs_mask)), inf_bits));
+        const auto high = hn::ShiftRight<16>(u);
+        const auto rounded = hn::ShiftRight<16>(hn::Add(u, hn::Add(half, hn::And(high, one))));
+        const auto r = hn::IfThenElse(is_nan, hn::Or(high, quiet), rounded);
+        hn::StoreU(hn::TruncateTo(d16, r), d16, dst + i);
+    }
+    for (; i < n; ++i) dst[i] = lowp::f32_to_bf16(src[i]);
+}
+
+void Bf16ToF32(const uint16_t *HWY_RESTRICT src, float *HWY_RESTRICT dst, int64_t n) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToUnsigned<decltype(df)> du;
+    const hn::Rebind<uint16_t, decltype(df)> d16;
+    const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+    int64_t i = 0;
+    for (; i + L <= n; i += L) {
+        const auto u = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, src + i)));
+        hn::StoreU(hn::BitCast(df, u), df, dst + i);
+    }
+    for (; i < n; ++i) dst[i] = lowp::bf16_to_f32(src[i]);
+}
+
+// ---------------------------------------------------- exported per target
+void LpDescribeTarget(int64_t *target) { *target = HWY_TARGET; }
+
+lowp::lp_ukernel_fn LpGetKernel(lp_kind kind, int m, int nv) {
+    if (m < 1 || m > lowp::kMR || nv < 1 || nv > 2) return nullptr;
+    if (kind == lp_kind::bf16) return &Kernel<lp_kind::bf16>;
+    if (kind == lp_kind::u8s8) return &Kernel<lp_kind::u8s8>;
+    return nullptr;
+}
+
+void LpF32ToBf16(const float *src, uint16_t *dst, int64_t n) { F32ToBf16(src, dst, n); }
+void LpBf16ToF32(const uint16_t *src, float *dst, int64_t n) { Bf16ToF32(src, dst, n); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace anvil::fallback::lp
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace anvil::fallback {
+namespace lp {
+
+HWY_EXPORT(LpDescribeTarget);
+HWY_EXPORT(LpGetKernel);
+HWY_EXPORT(LpF32ToBf16);
+HWY_EXPORT(LpBf16ToF32);
+
+namespace {
+
+// Where target t sits in the HWY_EXPORT tables (as in hwy_sgemm.cc): entry
+// 0 is the trampoline, 1..MAX the dynamic targets in ChosenTarget bit
+// order, MAX + 1 the EMU128/SCALAR fallback.  The target must obey anvil's
+// ISA cap, so we index the tables instead of HWY_DYNAMIC_DISPATCH.
+bool dispatch_index(int64_t t, size_t *idx) {
+#if HWY_IDE || ((HWY_TARGETS & (HWY_TARGETS - 1)) == 0)
+    *idx = 0;
+    return t == HWY_TARGETS;
+#else
+    if (t == HWY_EMU128 || t == HWY_SCALAR) {
+        *idx = HWY_MAX_DYNAMIC_TARGETS + 1;
+        return true;
+    }
+    const int64_t shifted = HWY_CHOSEN_TARGET_SHIFT(t);
+    if (shifted == 0) return false;
+    *idx = hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<uint64_t>(shifted));
+    return true;
+#endif
+}
+
+// Fills *out for compiled target t; false if the tables do not hold it.
+// LpDescribeTarget reports its own HWY_TARGET, which guards the index
+// arithmetic.
+bool describe(int64_t t, hwy_lp_target *out) {
+    size_t idx = 0;
+    if (t == 0 || (t & (t - 1)) != 0 || (t & HWY_TARGETS) == 0 || !dispatch_index(t, &idx))
+        return false;
+    const auto describe_fn = HWY_DISPATCH_TABLE(LpDescribeTarget)[idx];
+    if (!describe_fn) return false;
+    int64_t reported = 0;
+    describe_fn(&reported);
+    if (reported != t) return false;
+    hwy_lp_target k;
+    k.target = t;
+    k.name = hwy::TargetName(t);
+    k.get = HWY_DISPATCH_TABLE(LpGetKernel)[idx];
+    k.f32_to_bf16 = HWY_DISPATCH_TABLE(LpF32ToBf16)[idx];
+    k.bf16_to_f32 = HWY_DISPATCH_TABLE(LpBf16ToF32)[idx];
+    if (!k.get || !k.f32_to_bf16 || !k.bf16_to_f32) return false;
+    *out = k;
+    return true;
+}
+
+class hwy_lp_backend_t final : public lowp::lp_backend {
+public:
+    explicit hwy_lp_backend_t(const hwy_lp_target &k)
+        : k_(k),
+          name_(std::string("hwy:") + k.name),
+          bf16_name_(name_ + ":lp_bf16_(1..12)x(16|32)"),
+          u8s8_name_(name_ + ":lp_u8s8_(1..12)x(16|32)") {}
+    const char *name() const override { return name_.c_str(); }
+    // As the fp32 Highway backend: whatever the target, the avx2 tier's.
+    anvil_isa_t tier() const override { return anvil_isa_avx2; }
+    bool supports(lowp::lp_kind kind) const override {
+        return kind == lowp::lp_kind::bf16 || kind == lowp::lp_kind::u8s8;
+    }
+    anvil_status_t get(const lowp::lp_ukernel_desc &d, lowp::lp_ukernel_ref *out) const override {
+        if (!supports(d.kind) || d.accumulate > 1) return anvil_invalid_argument;
+        const lowp::lp_ukernel_fn fn = k_.get(d.kind, d.m, d.nv);
+        if (!fn) return anvil_invalid_argument;
+        out->fn = fn;
+        out->keep_alive.reset();  // static code
+        out->name = d.kind == lowp::lp_kind::bf16 ? bf16_name_.c_str() : u8s8_name_.c_str();
+        return anvil_success;
+    }
+    const hwy_lp_target &target() const { return k_; }
+
+private:
+    hwy_lp_target k_;
+    std::string name_, bf16_name_, u8s8_name_;
+};
+
+// One backend object per target, made on first use and never destroyed;
+// the common path is one acquire load.
+const hwy_lp_backend_t *backend_for_target(int64_t t) {
+    if (t == 0 || (t & (t - 1)) != 0) return nullptr;
+    static std::mutex mu;
+    static std::atomic<const hwy_lp_backend_t *> slots[64];
+    std::atomic<const hwy_lp_backend_t *> &slot =
+        slots[hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<uint64_t>(t))];
+    if (const hwy_lp_backend_t *b = slot.load(std::memory_order_acquire)) return b;
+    std::lock_guard<std::mutex> lock(mu);
+    if (const hwy_lp_backend_t *b = slot.load(std::memory_order_relaxed)) return b;
+    hwy_lp_target k;
+    if (!describe(t, &k)) return nullptr;
+    const hwy_lp_backend_t *b = new hwy_lp_backend_t(k);
+    slot.store(b, std::memory_order_release);
+    return b;
+}
+
+const hwy_lp_backend_t *best_for(int64_t supported, anvil_isa_t tier) {
+    const int64_t usable = supported & HWY_TARGETS & allowed_targets(tier);
+    for (int64_t bits = usable; bits != 0; bits &= bits - 1)
+        if (const hwy_lp_backend_t *b = backend_for_target(bits & -bits)) return b;
+    return nullptr;
+}
+
+// hwy::SupportedTargets() re-runs CPUID on every call (slow under a
+// hypervisor); the backend and the conversions use a snapshot taken once,
+// compiled_lp_targets() asks afresh (tests narrow it).
+int64_t supported_once() {
+    static const int64_t s = hwy::SupportedTargets();
+    return s;
+}
+
+// The target the conversions run now (read without freezing the cap, as
+// highway_backend() does); null only if no target is usable at all.
+const hwy_lp_target *current_target() {
+    const hwy_lp_backend_t *b = best_for(supported_once(), cpu::effective_tier(false));
+    return b ? &b->target() : nullptr;
+}
+
+}  // namespace
+}  // namespace lp
+
+std::vector<hwy_lp_target> compiled_lp_targets() {
+    std::vector<hwy_lp_target> out;
+    for (int64_t bits = hwy::SupportedTargets() & HWY_TARGETS; bits != 0; bits &= bits - 1) {
+        hwy_lp_target k;
+        if (lp::describe(bits & -bits, &k)) out.push_back(k);
+    }
+    return out;
+}
+
+const lowp::lp_backend *hwy_lp_backend_for_target(int64_t target) {
+    return lp::backend_for_target(target);
+}
+
+const lowp::lp_backend *highway_lp_backend_for(int64_t supported, anvil_isa_t tier) {
+    return lp::best_for(supported, tier);
+}
+
+}  // namespace anvil::fallback
+
+namespace anvil::lowp {
+
+const lp_backend *highway_lp_backend() {
+    return fallback::lp::best_for(fallback::lp::supported_once(), cpu::effective_tier(false));
+}
+
+void convert_f32_to_bf16(const float *src, uint16_t *dst, int64_t n) {
+    if (n <= 0) return;
+    if (const fallback::hwy_lp_target *t = fallback::lp::current_target()) {
+        t->f32_to_bf16(src, dst, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_bf16(src[i]);
+}
+
+void convert_bf16_to_f32(const uint16_t *src, float *dst, int64_t n) {
+    if (n <= 0) return;
+    if (const fallback::hwy_lp_target *t = fallback::lp::current_target()) {
+        t->bf16_to_f32(src, dst, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
+}
+
+}  // namespace anvil::lowp
+#endif  // HWY_ONCE
