@@ -18,10 +18,13 @@
 #include <doctest/doctest.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "cpu/isa.h"
 #include "lowp_util.h"
 #include "test_util.h"
 
@@ -362,6 +365,112 @@ TEST_CASE("lowp: results are bitwise identical for 1 and 2 threads") {
     anvil_set_num_threads(initial);
     CHECK(std::memcmp(C[0].data(), C[1].data(), C[0].size() * 4) == 0);
     CHECK(C8[0] == C8[1]);
+}
+
+}  // namespace
+
+// ------------------------------------------- every ISA path, same bits
+
+namespace {
+
+TEST_SUITE("once") {
+TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions, full int8 range)") {
+    const anvil_isa_t saved = anvil::cpu::effective_tier(false);
+    tu::rng r(5);
+    const int64_t M = 37, N = 70, K = 301;  // tails of every tile, odd K
+    std::vector<uint16_t> A(size_t(M * K)), B(size_t(N * K));
+    for (auto &v : A) v = lt::bf16_frac(r);
+    for (auto &v : B) v = lt::bf16_frac(r);
+    std::vector<uint8_t> A8(size_t(M * K));
+    std::vector<int8_t> B8(size_t(N * K));
+    for (auto &v : A8) v = uint8_t(r.ival(0, 255));
+    for (auto &v : B8) v = int8_t(r.ival(-128, 127));
+    const int32_t co = -7;
+    std::vector<float> ref_f;
+    std::vector<int32_t> ref_i, ref_s;
+    const anvil_isa_t caps[] = {anvil_isa_scalar, anvil_isa_avx2, anvil_isa_avx512_core,
+                                anvil_isa_avx512_core_vnni, anvil_isa_avx512_core_bf16};
+    for (anvil_isa_t cap : caps) {
+        anvil::cpu::set_max_isa_for_test(cap);
+        CAPTURE(anvil_isa_name(anvil::cpu::effective_tier(false)));
+        std::vector<float> C(size_t(M * N));
+        std::vector<int32_t> Ci(size_t(M * N)), Cs(size_t(M * N));
+        REQUIRE(anvil_gemm_bf16bf16f32('N', 'T', M, N, K, 1.0f, A.data(), K, B.data(), K, 0.0f,
+                                       C.data(), N) == anvil_success);
+        REQUIRE(anvil_gemm_u8s8s32('N', 'T', 'F', M, N, K, 1.0f, A8.data(), K, 9, B8.data(), K, -5,
+                                   0.0f, Ci.data(), N, &co) == anvil_success);
+        REQUIRE(anvil_gemm_s8s8s32('T', 'T', 'F', M, N, K, 1.0f,
+                                   reinterpret_cast<const int8_t *>(A8.data()), M, -9, B8.data(), K,
+                                   5, 0.0f, Cs.data(), N, &co) == anvil_success);
+        if (ref_f.empty()) {
+            ref_f = C;
+            ref_i = Ci;
+            ref_s = Cs;
+            continue;
+        }
+        CHECK(std::memcmp(C.data(), ref_f.data(), C.size() * 4) == 0);
+        CHECK(Ci == ref_i);
+        CHECK(Cs == ref_s);
+    }
+    anvil::cpu::set_max_isa_for_test(saved);
+}
+
+TEST_CASE("lowp matmul: concurrent executes of one handle and shared packed weights") {
+    anvil_matmul_desc_t d{};
+    d.a_dt = anvil_dt_u8;
+    d.b_dt = anvil_dt_s8;
+    d.c_dt = anvil_dt_s8;
+    d.transa = 'N';
+    d.transb = 'T';
+    d.M = 33;
+    d.N = 100;
+    d.K = 257;
+    d.lda = d.K;
+    d.ldb = d.K;
+    d.ldc = d.N;
+    d.a_zero_point = 3;
+    d.c_zero_point = -4;
+    const float scale = 0.01f;
+    d.scales = &scale;
+    anvil_post_op_t relu{};
+    relu.kind = anvil_post_op_eltwise;
+    relu.alg = anvil_eltwise_gelu_tanh;
+    d.num_post_ops = 1;
+    d.post_ops = &relu;
+    anvil_matmul_t h = nullptr;
+    REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+    size_t bytes = 0;
+    REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+    std::vector<uint32_t> packed(bytes / 4 + 1);
+    tu::rng r(3);
+    std::vector<int8_t> B(size_t(d.N * d.K));
+    for (auto &v : B) v = int8_t(r.ival(-128, 127));
+    REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
+    constexpr int kThreads = 4;
+    std::vector<std::vector<uint8_t>> A(kThreads, std::vector<uint8_t>(size_t(d.M * d.K)));
+    for (auto &a : A)
+        for (auto &v : a) v = uint8_t(r.ival(0, 255));
+    // Serial results first, then all threads at once, several times each.
+    std::vector<std::vector<int8_t>> want(kThreads, std::vector<int8_t>(size_t(d.M * d.N)));
+    for (int t = 0; t < kThreads; ++t)
+        REQUIRE(anvil_matmul_execute(h, A[size_t(t)].data(), packed.data(), want[size_t(t)].data(),
+                                     nullptr) == anvil_success);
+    std::atomic<int> mismatches{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < kThreads; ++t)
+        pool.emplace_back([&, t]() {
+            std::vector<int8_t> C(size_t(d.M * d.N));
+            for (int rep = 0; rep < 20; ++rep) {
+                if (anvil_matmul_execute(h, A[size_t(t)].data(), packed.data(), C.data(), nullptr) !=
+                        anvil_success ||
+                    C != want[size_t(t)])
+                    ++mismatches;
+            }
+        });
+    for (auto &th : pool) th.join();
+    CHECK(mismatches.load() == 0);
+    anvil_matmul_destroy(h);
+}
 }
 
 }  // namespace

@@ -96,41 +96,73 @@ struct packed_a {
     const int32_t *rowsum = nullptr;
 };
 
+// What a task computes with.  bpanel, when set, is the task's own buffer
+// for one B panel: the task packs each of its panels there just before
+// using it (B not packed ahead, see run_lp_gemm), writing its column sums
+// into colsum_out.
+struct task_buffers {
+    void *acc = nullptr;
+    uint8_t *bpanel = nullptr;
+    int32_t *colsum_out = nullptr;
+};
+
+// The kernel calls for rows [0, m) of the task over k-groups [g0, g0+kcg)
+// of one panel (bp points at group g0), columns jc .. jc+31 of the block.
+void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a &pa, int64_t i0,
+                     int64_t m, int64_t n, int64_t jc, int64_t g0, const uint8_t *bp,
+                     const uint8_t *b_next, void *acc, int64_t acc_ld) {
+    const int64_t kcg = std::min(b.kcg, b.kg - g0);
+    const int accumulate = g0 > 0 ? 1 : 0;
+    const int nv = int(ceil_div(std::min<int64_t>(kNR, n - jc), kLanes));
+    for (int64_t ic = 0; ic < m; ic += kMR) {
+        const int mt = int(std::min<int64_t>(kMR, m - ic));
+        const lp_ukernel_ref &k = ks.k[mt == kMR ? 0 : 1][nv - 1][accumulate];
+        lp_ukernel_args a;
+        a.a = pa.rows + (i0 + ic) * pa.row_bytes + g0 * kGroupBytes;
+        a.b = bp;
+        a.acc = static_cast<uint8_t *>(acc) + (ic * acc_ld + jc) * 4;
+        a.a_rs = pa.row_bytes;
+        a.b_ld = int64_t(kNR) * kGroupBytes;
+        a.acc_ld = acc_ld;
+        a.kg = kcg;
+        a.m = mt;
+        a.n = std::min<int64_t>(kNR, n - jc);
+        a.accumulate = accumulate;
+        a.b_next = ic + kMR < m ? nullptr : b_next;
+        k.fn(&a);
+    }
+}
+
 // One task: rows [i0, i0 + m) x columns [j0, j0 + n) of C.
 void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
               const packed_a &pa, const uint8_t *pb, const int32_t *colsum, int64_t i0, int64_t m,
-              int64_t j0, int64_t n, void *acc, const lp_epilogue &epi) {
+              int64_t j0, int64_t n, const task_buffers &tb, const lp_epilogue &epi) {
+    void *acc = tb.acc;
     const int64_t acc_ld = round_up(n, kNR);
-    const int64_t panel_bytes_per_group = int64_t(kNR) * kGroupBytes;
-    if (!p.zero_product) {
-        for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
-            const int64_t kcg = std::min(b.kcg, b.kg - g0);
-            const int accumulate = g0 > 0 ? 1 : 0;
-            for (int64_t jc = 0; jc < n; jc += kNR) {
-                const int64_t panel = (j0 + jc) / kNR;
-                const uint8_t *bp = pb + (panel * b.kg + g0) * panel_bytes_per_group;
-                const int nv = int(ceil_div(std::min<int64_t>(kNR, n - jc), kLanes));
-                for (int64_t ic = 0; ic < m; ic += kMR) {
-                    const int mt = int(std::min<int64_t>(kMR, m - ic));
-                    const lp_ukernel_ref &k = ks.k[mt == kMR ? 0 : 1][nv - 1][accumulate];
-                    lp_ukernel_args a;
-                    a.a = pa.rows + (i0 + ic) * pa.row_bytes + g0 * kGroupBytes;
-                    a.b = bp;
-                    a.acc = static_cast<uint8_t *>(acc) + (ic * acc_ld + jc) * 4;
-                    a.a_rs = pa.row_bytes;
-                    a.b_ld = panel_bytes_per_group;
-                    a.acc_ld = acc_ld;
-                    a.kg = kcg;
-                    a.m = mt;
-                    a.n = std::min<int64_t>(kNR, n - jc);
-                    a.accumulate = accumulate;
-                    a.b_next = ic + kMR < m ? nullptr : bp + b.kg * panel_bytes_per_group;
-                    k.fn(&a);
-                }
+    const int64_t pbg = int64_t(kNR) * kGroupBytes;  // bytes per group of a panel
+    if (p.zero_product) {
+        std::memset(acc, 0, size_t(m * acc_ld * 4));
+    } else if (tb.bpanel) {
+        // Panel by panel: pack it (its bytes stay in L1/L2), then run all of
+        // K over it.  The accumulator tile of a panel lives across K blocks.
+        for (int64_t jc = 0; jc < n; jc += kNR) {
+            const int64_t panel = (j0 + jc) / kNR;
+            pack_b_panel(p.kind, p.transb, p.K, p.N, p.B, p.ldb, panel, tb.bpanel, tb.colsum_out);
+            for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
+                const uint8_t *bp = tb.bpanel + g0 * pbg;
+                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + b.kcg * pbg, acc, acc_ld);
             }
         }
     } else {
-        std::memset(acc, 0, size_t(m * acc_ld * 4));
+        // B packed ahead: K blocks outermost, so each K block of A (mc rows)
+        // stays in L2 while every panel of the block passes through L1.
+        for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
+            for (int64_t jc = 0; jc < n; jc += kNR) {
+                const int64_t panel = (j0 + jc) / kNR;
+                const uint8_t *bp = pb + (panel * b.kg + g0) * pbg;
+                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + b.kg * pbg, acc, acc_ld);
+            }
+        }
     }
     lp_block blk;
     blk.acc = acc;
@@ -206,18 +238,29 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
         pa.rowsum = z;
     }
 
-    // Packed B: the caller's, or packed here (in parallel over panels).
+    // Packed B: the caller's; or, with one M block, packed panel by panel
+    // inside each task (every panel is used by that task only, so its
+    // packed bytes never leave L2: for the small-M calls that halves the
+    // memory traffic); or packed ahead here, in parallel over panels, when
+    // several M blocks share each panel.
     const int64_t panels = ceil_div(p.N, kNR);
+    const int64_t m_blocks = ceil_div(p.M, b.mc), n_blocks = ceil_div(p.N, b.nc);
+    const int64_t tasks = m_blocks * n_blocks;
     const uint8_t *pb = p.packed_b;
     const int32_t *colsum = p.packed_colsum;
     const bool want_colsum = epi.needs_colsum;
+    const bool pack_in_task = !pb && !p.zero_product && m_blocks == 1;
+    int32_t *colsum_out = nullptr;
     if (!pb || (want_colsum && !colsum)) {
-        const int64_t b_bytes = p.zero_product ? 0 : round_up(packed_b_bytes(p.kind, p.K, p.N), 64);
+        const int64_t b_bytes =
+            (p.zero_product || pack_in_task) ? 0 : round_up(packed_b_bytes(p.kind, p.K, p.N), 64);
         auto *bbuf = static_cast<uint8_t *>(t_bpack.get(b_bytes + panels * kNR * 4));
         if (!bbuf) return anvil_out_of_memory;
         auto *cs = want_colsum ? reinterpret_cast<int32_t *>(bbuf + b_bytes) : nullptr;
         if (p.zero_product) {
             if (cs) std::memset(cs, 0, size_t(panels * kNR * 4));
+        } else if (pack_in_task) {
+            colsum_out = cs;  // filled by the tasks, panel by panel
         } else if (!pb) {
             const int64_t n_chunks = b.nthreads > 1 ? std::min<int64_t>(panels, b.nthreads * 4) : 1;
             threading::parallel_for(n_chunks, [&](int64_t c) {
@@ -229,21 +272,24 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
         colsum = cs;
     }
 
-    // Accumulator blocks: one slot per concurrently running task, taken
-    // from the caller's scratch before anything is written, so running out
-    // of memory leaves C untouched.  A task claims a free slot and returns
-    // it when done.
+    // Per-worker buffers (accumulator block, and a B panel when packing in
+    // the task), taken from the caller's scratch before anything is
+    // written, so running out of memory leaves C untouched.
     const int64_t acc_bytes = round_up(b.mc * round_up(b.nc, kNR) * 4, 64);
-    const int64_t m_blocks = ceil_div(p.M, b.mc), n_blocks = ceil_div(p.N, b.nc);
-    const int64_t tasks = m_blocks * n_blocks;
+    const int64_t panel_bytes = pack_in_task ? b.kg * int64_t(kNR) * kGroupBytes : 0;
+    const int64_t slot_bytes = acc_bytes + round_up(panel_bytes, 64);
     const int nslots = (b.nthreads <= 1 || tasks == 1) ? 1 : b.nthreads;
-    auto *slots = static_cast<uint8_t *>(t_acc.get(acc_bytes * nslots));
+    auto *slots = static_cast<uint8_t *>(t_acc.get(slot_bytes * nslots));
     if (!slots) return anvil_out_of_memory;
-    auto task = [&](int64_t t, void *acc) {
+    auto task = [&](int64_t t, uint8_t *slot) {
         const int64_t ib = t / n_blocks, jb = t % n_blocks;
         const int64_t i0 = ib * b.mc, j0 = jb * b.nc;
+        task_buffers tb;
+        tb.acc = slot;
+        tb.bpanel = pack_in_task ? slot + acc_bytes : nullptr;
+        tb.colsum_out = colsum_out;
         run_task(p, b, ks, pa, pb, colsum, i0, std::min(b.mc, p.M - i0), j0,
-                 std::min(b.nc, p.N - j0), acc, epi);
+                 std::min(b.nc, p.N - j0), tb, epi);
     };
     if (nslots == 1) {
         for (int64_t t = 0; t < tasks; ++t) task(t, slots);
@@ -252,7 +298,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     // Threads take tasks round-robin by index: worker w runs t = w, w +
     // nslots, ... with slot w, so slots are never shared.
     threading::parallel_for(nslots, [&](int64_t w) {
-        for (int64_t t = w; t < tasks; t += nslots) task(t, slots + w * acc_bytes);
+        for (int64_t t = w; t < tasks; t += nslots) task(t, slots + w * slot_bytes);
     });
     return anvil_success;
 }

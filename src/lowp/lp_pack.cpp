@@ -1,11 +1,21 @@
-// Portable packing loops for the lp GEMMs (see lp_pack.h).  The common
-// layouts get dedicated loops: transb == 'T' (weights stored N x K, as
-// linear layers keep them) copies whole dwords; transb == 'N' interleaves
-// 2 or 4 rows.
+// Packing loops for the lp GEMMs (see lp_pack.h).  B is packed on every
+// BLAS-style call, so its loops matter as much as the kernels for small M:
+//  - transb == 'N' (B row-major K x N): 2 (bf16) or 4 (int8) rows are
+//    interleaved into dwords, 16 bytes of each row at a time with SSE2
+//    unpacks (baseline x86-64; a scalar loop elsewhere).
+//  - transb == 'T' (weights stored N x K, as linear layers keep them): each
+//    group is already a contiguous dword of its row, so packing is a dword
+//    transpose, done in 4 x 4 blocks with SSE2.
+// Column sums (int8) are taken from the caller's B with loops the compiler
+// vectorises; row sums of A likewise.
 #include "lowp/lp_pack.h"
 
 #include <algorithm>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace anvil::lowp {
 
@@ -13,41 +23,128 @@ namespace {
 
 constexpr int64_t kPanelBytesPerGroup = int64_t(kNR) * kGroupBytes;
 
-template <typename T>
-void pack_b_panel(bool transb, int64_t K, int64_t N, const T *B, int64_t ldb, int64_t p,
-                  int64_t kg, uint8_t *panel, int32_t *colsum) {
-    constexpr int gk = kGroupBytes / int(sizeof(T));
-    const int64_t j0 = p * kNR;
+// ---- transb == 'N': interleave gk rows (gk = 2 bf16 or 4 int8) ----------
+
+// dst receives, for columns [0, nj), the dwords of rows src[0..gk-1]
+// (row r missing: zero).  src rows are byte pointers to column 0.
+void interleave_rows(const uint8_t *const *rows, int gk, int elem, int64_t nj, uint8_t *dst) {
+    int64_t j = 0;
+#if defined(__SSE2__)
+    if (elem == 1) {  // 4 rows of bytes -> dwords
+        for (; j + 16 <= nj; j += 16) {
+            const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[0] + j));
+            const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[1] + j));
+            const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[2] + j));
+            const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[3] + j));
+            const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpackhi_epi8(r0, r1);
+            const __m128i c = _mm_unpacklo_epi8(r2, r3), d = _mm_unpackhi_epi8(r2, r3);
+            __m128i *out = reinterpret_cast<__m128i *>(dst + j * 4);
+            _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(a, c));
+            _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(a, c));
+            _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(b, d));
+            _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(b, d));
+        }
+    } else {  // 2 rows of bf16 -> dwords
+        for (; j + 8 <= nj; j += 8) {
+            const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[0] + j * 2));
+            const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[1] + j * 2));
+            __m128i *out = reinterpret_cast<__m128i *>(dst + j * 4);
+            _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(r0, r1));
+            _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(r0, r1));
+        }
+    }
+#endif
+    for (; j < nj; ++j)
+        for (int t = 0; t < gk; ++t) std::memcpy(dst + j * 4 + t * elem, rows[t] + j * elem, size_t(elem));
+}
+
+void pack_panel_n(int elem, int64_t K, int64_t N, const uint8_t *B, int64_t ldb, int64_t j0,
+                  int64_t kg, uint8_t *panel) {
+    const int gk = kGroupBytes / elem;
     const int64_t nj = std::min<int64_t>(kNR, N - j0);
-    std::memset(panel, 0, size_t(kg * kPanelBytesPerGroup));
-    T *dst = reinterpret_cast<T *>(panel);
-    if (transb) {
-        // Column j of op(B) is row j of the stored B: groups are contiguous.
-        const int64_t full = K / gk;
-        for (int64_t j = 0; j < nj; ++j) {
-            const T *src = B + (j0 + j) * ldb;
-            for (int64_t g = 0; g < full; ++g)
-                std::memcpy(dst + (g * kNR + j) * gk, src + g * gk, kGroupBytes);
-            for (int64_t k = full * gk; k < K; ++k) dst[(full * kNR + j) * gk + (k - full * gk)] = src[k];
+    static const uint8_t zeros[kNR * 4] = {};
+    for (int64_t g = 0; g < kg; ++g) {
+        const uint8_t *rows[4];
+        for (int t = 0; t < gk; ++t) {
+            const int64_t k = g * gk + t;
+            rows[t] = k < K ? B + (k * ldb + j0) * elem : zeros;
+        }
+        uint8_t *dst = panel + g * kPanelBytesPerGroup;
+        interleave_rows(rows, gk, elem, nj, dst);
+        if (nj < kNR) std::memset(dst + nj * 4, 0, size_t((kNR - nj) * 4));
+    }
+}
+
+// ---- transb == 'T': dword transpose ------------------------------------
+
+void pack_panel_t(int elem, int64_t K, int64_t N, const uint8_t *B, int64_t ldb, int64_t j0,
+                  int64_t kg, uint8_t *panel) {
+    const int64_t nj = std::min<int64_t>(kNR, N - j0);
+    const int64_t row_bytes = ldb * elem;
+    const int64_t full_groups = K * elem / kGroupBytes;  // groups with all K present
+    int64_t j = 0;
+#if defined(__SSE2__)
+    for (; j + 4 <= nj; j += 4) {
+        const uint8_t *r[4];
+        for (int t = 0; t < 4; ++t) r[t] = B + (j0 + j + t) * row_bytes;
+        int64_t g = 0;
+        for (; g + 4 <= full_groups; g += 4) {
+            const __m128 x0 = _mm_loadu_ps(reinterpret_cast<const float *>(r[0] + g * 4));
+            const __m128 x1 = _mm_loadu_ps(reinterpret_cast<const float *>(r[1] + g * 4));
+            const __m128 x2 = _mm_loadu_ps(reinterpret_cast<const float *>(r[2] + g * 4));
+            const __m128 x3 = _mm_loadu_ps(reinterpret_cast<const float *>(r[3] + g * 4));
+            // 4 x 4 dword transpose (the bits are moved, never used as floats).
+            const __m128 t0 = _mm_unpacklo_ps(x0, x1), t1 = _mm_unpackhi_ps(x0, x1);
+            const __m128 t2 = _mm_unpacklo_ps(x2, x3), t3 = _mm_unpackhi_ps(x2, x3);
+            uint8_t *d = panel + g * kPanelBytesPerGroup + j * 4;
+            _mm_storeu_ps(reinterpret_cast<float *>(d), _mm_movelh_ps(t0, t2));
+            _mm_storeu_ps(reinterpret_cast<float *>(d + kPanelBytesPerGroup), _mm_movehl_ps(t2, t0));
+            _mm_storeu_ps(reinterpret_cast<float *>(d + 2 * kPanelBytesPerGroup), _mm_movelh_ps(t1, t3));
+            _mm_storeu_ps(reinterpret_cast<float *>(d + 3 * kPanelBytesPerGroup), _mm_movehl_ps(t3, t1));
+        }
+        for (; g < full_groups; ++g)
+            for (int t = 0; t < 4; ++t)
+                std::memcpy(panel + g * kPanelBytesPerGroup + (j + t) * 4, r[t] + g * 4, 4);
+    }
+#endif
+    for (; j < nj; ++j) {
+        const uint8_t *r = B + (j0 + j) * row_bytes;
+        for (int64_t g = 0; g < full_groups; ++g)
+            std::memcpy(panel + g * kPanelBytesPerGroup + j * 4, r + g * 4, 4);
+    }
+    // The last group when K is not a whole number of groups: zero-padded.
+    if (full_groups < kg) {
+        uint8_t *d = panel + full_groups * kPanelBytesPerGroup;
+        std::memset(d, 0, size_t(kPanelBytesPerGroup));
+        const int64_t rest = K * elem - full_groups * kGroupBytes;
+        for (int64_t jj = 0; jj < nj; ++jj)
+            std::memcpy(d + jj * 4, B + (j0 + jj) * row_bytes + full_groups * 4, size_t(rest));
+    }
+    if (nj < kNR)
+        for (int64_t g = 0; g < full_groups; ++g)
+            std::memset(panel + g * kPanelBytesPerGroup + nj * 4, 0, size_t((kNR - nj) * 4));
+}
+
+// Column sums of op(B) (s8) for the columns [j0, j0 + kNR), zero past N,
+// stored modulo 2^32 like the int32 accumulators they are combined with.
+void column_sums(bool transb, int64_t K, int64_t N, const int8_t *B, int64_t ldb, int64_t j0,
+                 int32_t *colsum) {
+    const int64_t nj = std::min<int64_t>(kNR, N - j0);
+    int32_t sums[kNR] = {};
+    if (!transb) {
+        for (int64_t k = 0; k < K; ++k) {
+            const int8_t *row = B + k * ldb + j0;
+            for (int64_t j = 0; j < nj; ++j) sums[j] += row[j];  // |sum| < 2^31 for K < 2^24
         }
     } else {
-        for (int64_t k = 0; k < K; ++k) {
-            const T *src = B + k * ldb + j0;
-            T *d = dst + (k / gk) * kNR * gk + (k % gk);
-            for (int64_t j = 0; j < nj; ++j) d[j * gk] = src[j];
+        for (int64_t j = 0; j < nj; ++j) {
+            const int8_t *row = B + (j0 + j) * ldb;
+            int64_t s = 0;
+            for (int64_t k = 0; k < K; ++k) s += row[k];
+            sums[j] = int32_t(uint32_t(uint64_t(s)));
         }
     }
-    if (colsum) {
-        // int64 sums, stored modulo 2^32 like the int32 accumulators they
-        // are combined with.
-        int64_t sums[kNR] = {};
-        if constexpr (sizeof(T) == 1) {
-            for (int64_t g = 0; g < kg; ++g)
-                for (int64_t j = 0; j < kNR; ++j)
-                    for (int t = 0; t < gk; ++t) sums[j] += int8_t(dst[(g * kNR + j) * gk + t]);
-        }
-        for (int64_t j = 0; j < kNR; ++j) colsum[j0 + j] = int32_t(uint32_t(uint64_t(sums[j])));
-    }
+    std::memcpy(colsum + j0, sums, sizeof(sums));
 }
 
 }  // namespace
@@ -57,16 +154,35 @@ int64_t packed_b_bytes(lp_kind kind, int64_t K, int64_t N) {
     return panels * k_groups(kind, K) * kPanelBytesPerGroup;
 }
 
+void pack_b_panel(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
+                  int64_t p, uint8_t *panel, int32_t *colsum) {
+    const int64_t kg = k_groups(kind, K);
+    const int elem = kind == lp_kind::bf16 ? 2 : 1;
+    const auto *b = static_cast<const uint8_t *>(B);
+    if (transb)
+        pack_panel_t(elem, K, N, b, ldb, p * kNR, kg, panel);
+    else
+        pack_panel_n(elem, K, N, b, ldb, p * kNR, kg, panel);
+    if (!colsum) return;
+    if (kind != lp_kind::u8s8) {
+        std::memset(colsum + p * kNR, 0, kNR * sizeof(int32_t));
+    } else if (K < (int64_t(1) << 24)) {
+        column_sums(transb, K, N, reinterpret_cast<const int8_t *>(b), ldb, p * kNR, colsum);
+    } else {  // huge K: int64 sums over the packed panel
+        for (int64_t j = 0; j < kNR; ++j) {
+            int64_t s = 0;
+            for (int64_t g = 0; g < kg; ++g)
+                for (int t = 0; t < 4; ++t) s += int8_t(panel[g * kPanelBytesPerGroup + j * 4 + t]);
+            colsum[p * kNR + j] = int32_t(uint32_t(uint64_t(s)));
+        }
+    }
+}
+
 void pack_b(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
             int64_t p0, int64_t p1, uint8_t *out, int32_t *colsum) {
     const int64_t kg = k_groups(kind, K);
-    for (int64_t p = p0; p < p1; ++p) {
-        uint8_t *panel = out + p * kg * kPanelBytesPerGroup;
-        if (kind == lp_kind::bf16)
-            pack_b_panel(transb, K, N, static_cast<const uint16_t *>(B), ldb, p, kg, panel, colsum);
-        else
-            pack_b_panel(transb, K, N, static_cast<const uint8_t *>(B), ldb, p, kg, panel, colsum);
-    }
+    for (int64_t p = p0; p < p1; ++p)
+        pack_b_panel(kind, transb, K, N, B, ldb, p, out + p * kg * kPanelBytesPerGroup, colsum);
 }
 
 void pack_a(lp_elem elem, bool transa, int64_t K, const void *A, int64_t lda, int64_t i0,
@@ -88,34 +204,27 @@ void pack_a(lp_elem elem, bool transa, int64_t K, const void *A, int64_t lda, in
     const auto *a = static_cast<const uint8_t *>(A);
     const int64_t padded = k_groups(lp_kind::u8s8, K) * 4;
     const bool is_signed = elem == lp_elem::s8;
-    const uint8_t flip = is_signed ? 0x80 : 0x00;
     for (int64_t i = i0; i < i1; ++i) {
         uint8_t *d = out + (i - i0) * row_bytes;
-        int64_t sum = 0;
         if (!transa) {
             const uint8_t *src = a + i * lda;
-            if (is_signed) {
-                for (int64_t k = 0; k < K; ++k) {
-                    sum += int8_t(src[k]);
-                    d[k] = uint8_t(src[k] ^ flip);
-                }
-            } else {
-                for (int64_t k = 0; k < K; ++k) {
-                    sum += src[k];
-                    d[k] = src[k];
-                }
-            }
+            if (is_signed)  // s8 -> u8 (+128): the vpdpbusd operand is unsigned
+                for (int64_t k = 0; k < K; ++k) d[k] = uint8_t(src[k] ^ 0x80u);
+            else
+                std::memcpy(d, src, size_t(K));
         } else {
-            for (int64_t k = 0; k < K; ++k) {
-                const uint8_t v = a[k * lda + i];
-                sum += is_signed ? int32_t(int8_t(v)) : int32_t(v);
-                d[k] = uint8_t(v ^ flip);
-            }
+            const uint8_t flip = is_signed ? 0x80 : 0x00;
+            for (int64_t k = 0; k < K; ++k) d[k] = uint8_t(a[k * lda + i] ^ flip);
         }
-        // Padding: the shifted zero, so that the padded k contribute
-        // u8(pad) * 0 = 0 (B's padded k are zero anyway).
+        // Padding k: the kernels multiply it with B's zero padding.
         for (int64_t k = K; k < padded; ++k) d[k] = 0;
-        if (rowsum) rowsum[i - i0] = int32_t(uint32_t(uint64_t(sum)));
+        if (rowsum) {
+            // Sum of the values as given: the packed bytes minus the shift.
+            uint64_t s = 0;
+            for (int64_t k = 0; k < K; ++k) s += d[k];
+            if (is_signed) s -= uint64_t(128) * uint64_t(K);
+            rowsum[i - i0] = int32_t(uint32_t(s));
+        }
     }
 }
 

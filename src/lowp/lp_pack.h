@@ -27,6 +27,10 @@ inline int64_t k_groups(lp_kind kind, int64_t K) {
 int64_t packed_b_bytes(lp_kind kind, int64_t K, int64_t N);
 void pack_b(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
             int64_t p0, int64_t p1, uint8_t *out, int32_t *colsum);
+// Panel p alone, written at dst (kg * kNR * 4 bytes); colsum as above
+// (indexed by column, so entries p*kNR .. p*kNR+31 are written).
+void pack_b_panel(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
+                  int64_t p, uint8_t *dst, int32_t *colsum);
 
 // Rows [i0, i1) of op(A) (M x K; element (i, k) at A[i*lda + k], or
 // A[k*lda + i] when transa), one row of kg dwords each, row i at
