@@ -397,3 +397,48 @@ TEST_CASE("lowp matmul: weights zero point, reference only") {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("lowp matmul: s32 output of a bare int8 product is exact beyond 2^24") {
+    anvil_matmul_desc_t d{};
+    d.a_dt = anvil_dt_u8;
+    d.b_dt = anvil_dt_s8;
+    d.c_dt = anvil_dt_s32;
+    d.transa = 'N';
+    d.transb = 'N';
+    d.M = 3;
+    d.N = 20;
+    d.K = 4099;
+    d.lda = d.K;
+    d.ldb = d.N;
+    d.ldc = d.N;
+    d.a_zero_point = 1;
+    d.c_zero_point = 5;
+    tu::rng r(9);
+    std::vector<uint8_t> A(size_t(d.M * d.K));
+    std::vector<int8_t> B(size_t(d.K * d.N));
+    for (auto &v : A) v = uint8_t(r.ival(250, 255));
+    for (auto &v : B) v = int8_t(r.ival(120, 127) * (r.ival(0, 9) == 0 ? -1 : 1));
+    anvil_matmul_t h = nullptr;
+    REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+    size_t bytes = 0;
+    REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+    std::vector<uint32_t> packed(bytes / 4 + 1);
+    REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
+    std::vector<int32_t> C(size_t(d.M * d.N));
+    REQUIRE(anvil_matmul_execute(h, A.data(), packed.data(), C.data(), nullptr) == anvil_success);
+    anvil_matmul_destroy(h);
+    int64_t bad = 0, big = 0;
+    for (int64_t i = 0; i < d.M; ++i)
+        for (int64_t j = 0; j < d.N; ++j) {
+            int64_t dot = 0;
+            for (int64_t k = 0; k < d.K; ++k) dot += (int64_t(A[size_t(i * d.K + k)]) - 1) * B[size_t(k * d.N + j)];
+            big += std::abs(dot) > (1 << 24);
+            bad += C[size_t(i * d.N + j)] != dot + 5;
+        }
+    CHECK(big > 0);
+    CHECK(bad == 0);
+}
+
+}  // namespace

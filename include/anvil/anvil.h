@@ -220,6 +220,8 @@ ANVIL_API anvil_status_t anvil_gemm_s8s8s32(char transa, char transb,
  *   x = x + c_zero_point
  *   C(i,j) = convert(x): f32; bf16 and s32/u8/s8 round to nearest even,
  *       integers saturate, NaN -> 0.
+ * An int8 matmul with s32 output and no scales, bias or post-ops stores
+ * acc + c_zero_point exactly (saturated), without passing through fp32. 
  * Zero points are for int8 types only. */
 typedef enum anvil_data_type {
     anvil_dt_f32 = 0,

@@ -20,6 +20,8 @@ chain_epilogue::chain_epilogue(const chain_spec &spec, void *C, int64_t ldc,
     : s_(spec), c_(static_cast<uint8_t *>(C)), elem_bytes_(out_type_bytes(spec.out)),
       srcs_(srcs) {
     ldc_bytes_ = ldc * elem_bytes_;
+    exact_s32_ = spec.out == out_type::s32 && spec.kind == lp_kind::u8s8 && spec.scales.empty() &&
+                 spec.bias.empty() && spec.ops.empty();
     if (spec.kind == lp_kind::u8s8) {
         needs_rowsum = spec.bo != 0;
         needs_colsum = (spec.ao + spec.a_shift) != 0;
@@ -42,6 +44,20 @@ void chain_epilogue::apply(const lp_block &blk) const {
         for (int64_t c0 = 0; c0 < blk.n; c0 += kSeg) {
             const int64_t n = std::min(kSeg, blk.n - c0);
             const int64_t j0 = blk.j0 + c0;
+            if (exact_s32_) {
+                // s32 output of a bare product: stored exactly (through
+                // fp32 it would lose bits above 2^24).
+                const int32_t *acc = static_cast<const int32_t *>(blk.acc) + r * blk.acc_ld + c0;
+                int32_t *dst = reinterpret_cast<int32_t *>(c_ + i * ldc_bytes_) + j0;
+                const int64_t zp = int64_t(s_.c_zero_point);
+                for (int64_t c = 0; c < n; ++c) {
+                    uint32_t d = uint32_t(acc[c]) + row_comp;
+                    if (needs_colsum) d -= col_factor * uint32_t(blk.colsum[c0 + c]);
+                    const int64_t v = int64_t(int32_t(d)) + zp;
+                    dst[c] = int32_t(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
+                }
+                continue;
+            }
             if (s_.kind == lp_kind::bf16) {
                 const float *acc = static_cast<const float *>(blk.acc) + r * blk.acc_ld + c0;
                 std::copy(acc, acc + n, x);

@@ -37,6 +37,7 @@ private:
     int64_t ldc_bytes_;
     int elem_bytes_;
     const void *const *srcs_;
+    bool exact_s32_ = false;  // int8 -> s32 with no scale, bias or post-op
 };
 
 int out_type_bytes(out_type t);
