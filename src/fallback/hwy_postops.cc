@@ -1,0 +1,645 @@
+// Highway post-op chain steps (lowp/postops.h): pp_scale_bias, pp_apply and
+// pp_store, compiled once per Highway target through foreach_target.h like
+// hwy_sgemm.cc; the HWY_ONCE part at the end picks the target for anvil's
+// ISA cap on every call.  Accuracy of the eltwise ops: docs/postops.md.
+//
+// Every target gives the same bits, for the transcendental ops too.  They
+// are built from IEEE operations only (add, sub, mul, div, compares,
+// selects, bit operations, exact float <-> int conversions), each rounded
+// once, in the same order on every target: no FMA (the pragma below stops
+// GCC from contracting a * b + c; Highway's MulAdd is never called), no
+// approximate reciprocal, no hwy/contrib/math (its Exp/Tanh use MulAdd,
+// which is fused on AVX2/AVX-512 and not on SSE4/SCALAR, so their bits
+// differ between targets).  A JIT implementation can match them bit for
+// bit by following the same sequence.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#elif defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "cpu/isa.h"
+#include "fallback/hwy_postops.h"
+#include "fallback/hwy_sgemm.h"
+#include "lowp/postops.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "fallback/hwy_postops.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+// Not anvil::fallback itself: hwy_sgemm.cc's per-target functions live
+// there (one definition per target namespace).
+namespace anvil::fallback::pp {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using lowp::binary_alg;
+using lowp::eltwise_alg;
+using lowp::out_type;
+using lowp::post_op;
+
+using D = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<D>;
+using DU = hn::RebindToUnsigned<D>;
+using DU16 = hn::Rebind<uint16_t, D>;
+using DU8 = hn::Rebind<uint8_t, D>;
+using DI8 = hn::Rebind<int8_t, D>;
+using V = hn::Vec<D>;
+using VI = hn::Vec<DI>;
+using VU = hn::Vec<DU>;
+constexpr size_t kMaxLanes = hn::MaxLanes(D());
+
+// ------------------------------------------------------------- row loop
+// Calls op(v, c, count) for the vectors of x[0..n) (v = x[c .. c+L), count
+// = L) and one partial vector at the end (count < L: the rest of v is
+// zero) and stores the result back.  The tail goes through a stack buffer:
+// neither reads nor writes past x[n-1].  One call site of op, so each op's
+// code exists once per target.
+template <class Op>
+HWY_INLINE void MapRow(float *HWY_RESTRICT x, size_t n, const Op &op) {
+    const D d;
+    const size_t L = hn::Lanes(d);
+    for (size_t c = 0; c < n; c += L) {
+        const size_t count = std::min(L, n - c);
+        HWY_ALIGN float buf[kMaxLanes];
+        V v;
+        if (count == L) {
+            v = hn::LoadU(d, x + c);
+        } else {
+            hn::Store(hn::Zero(d), d, buf);
+            std::memcpy(buf, x + c, count * sizeof(float));
+            v = hn::Load(d, buf);
+        }
+        v = op(v, c, count);
+        if (count == L) {
+            hn::StoreU(v, d, x + c);
+        } else {
+            hn::Store(v, d, buf);
+            std::memcpy(x + c, buf, count * sizeof(float));
+        }
+    }
+}
+
+// p[c .. c+count) as floats (zero beyond count).
+HWY_INLINE V LoadF32(const float *HWY_RESTRICT p, size_t count) {
+    const D d;
+    if (count == hn::Lanes(d)) return hn::LoadU(d, p);
+    HWY_ALIGN float buf[kMaxLanes] = {};
+    std::memcpy(buf, p, count * sizeof(float));
+    return hn::Load(d, buf);
+}
+
+// bf16 p[c .. c+count) widened to float (exact: the bits become the high
+// half of the float).
+HWY_INLINE V LoadBf16(const uint16_t *HWY_RESTRICT p, size_t count) {
+    const D d;
+    const DU du;
+    const DU16 du16;
+    hn::Vec<DU16> h;
+    if (count == hn::Lanes(d)) {
+        h = hn::LoadU(du16, p);
+    } else {
+        HWY_ALIGN uint16_t buf[kMaxLanes] = {};
+        std::memcpy(buf, p, count * sizeof(uint16_t));
+        h = hn::Load(du16, buf);
+    }
+    return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, h)));
+}
+
+// -------------------------------------------------------- scale and bias
+void ScaleBias(float *x, int64_t n, const float *scales, bool per_n, const float *bias) {
+    if (n <= 0) return;
+    const D d;
+    const size_t un = static_cast<size_t>(n);
+    if (scales) {
+        if (per_n) {
+            MapRow(x, un, [&](V v, size_t c, size_t count) HWY_ATTR {
+                return hn::Mul(v, LoadF32(scales + c, count));
+            });
+        } else {
+            const V s = hn::Set(d, scales[0]);
+            MapRow(x, un, [&](V v, size_t, size_t) HWY_ATTR { return hn::Mul(v, s); });
+        }
+    }
+    if (bias) {
+        MapRow(x, un, [&](V v, size_t c, size_t count) HWY_ATTR {
+            return hn::Add(v, LoadF32(bias + c, count));
+        });
+    }
+}
+
+// ------------------------------------------------------------------ exp
+// exp(x) = m * s2 for every float x (NaN in gives an unspecified finite
+// value: callers put the NaN back), with m = p * 2^n1 and
+// s2 = 2^n2 a power of two (both normal), so that a caller can fold further factors into
+// m and apply s2 last: results that are normal come out with a normal-range
+// relative error even where exp(x) itself is subnormal (sigmoid(-89),
+// silu(-89)...), and subnormal results are rounded once, at the end.
+//
+// Cody & Waite's argument reduction (W. J. Cody, W. Waite, "Software Manual
+// for the Elementary Functions", 1980): x = n ln2 + r, |r| <= ln2/2 (a
+// little more when x*log2(e) rounds across a half), ln2 split in a 9-bit C1
+// (n*C1 and x - n*C1 are exact) and C2 = ln2 - C1; then exp(r) by its
+// Taylor polynomial of degree 7 (truncation error <= (ln2/2)^8/8! *
+// e^(ln2/2) < 7.5e-9 relative, 0.06 ulp), evaluated by Horner (mul, add:
+// each rounded); finally 2^n as two exact power-of-two factors, both
+// normal: p * 2^n1 is exact.  Measured: within 1 ulp of exp
+// (docs/postops.md).
+struct ExpParts {
+    V m, s2;
+};
+
+HWY_INLINE ExpParts ExpSplit(V x) {
+    const D d;
+    const DI di;
+    x = hn::IfThenZeroElse(hn::IsNaN(x), x);  // keeps the int conversion defined
+    // exp(x) overflows above 88.73.  Below, the clamp is far under the
+    // subnormals (exp(-172) = 1.6e-75) so that m * s2 times the callers'
+    // factors (at most 200 in magnitude) still rounds to 0, and keeps
+    // n in [-248, 128].
+    x = hn::Min(hn::Max(x, hn::Set(d, -172.0f)), hn::Set(d, 89.0f));
+    const V t = hn::Mul(x, hn::Set(d, 1.44269504088896341f));  // x log2(e)
+    // Round to nearest (ties to even) by adding and subtracting 1.5 * 2^23
+    // (|t| <= 249): two IEEE additions, exact by construction.
+    const V magic = hn::Set(d, 12582912.0f);
+    const V nf = hn::Sub(hn::Add(t, magic), magic);
+    const V r = hn::Sub(hn::Sub(x, hn::Mul(nf, hn::Set(d, 0.693359375f))),
+                        hn::Mul(nf, hn::Set(d, -2.12194440e-4f)));
+    V p = hn::Set(d, 1.0f / 5040.0f);
+    p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f / 720.0f));
+    p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f / 120.0f));
+    p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f / 24.0f));
+    p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f / 6.0f));
+    p = hn::Add(hn::Mul(p, r), hn::Set(d, 0.5f));
+    p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f));
+    p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f));
+    // 2^n = 2^n1 * 2^n2, n1 = floor(n / 2), both in [-124, 64]: m = p * 2^n1
+    // is exact and normal (p >= 0.7).
+    const VI n = hn::ConvertTo(di, nf);  // exact: nf is an integer
+    const VI n1 = hn::ShiftRight<1>(n);
+    const VI n2 = hn::Sub(n, n1);
+    const VI bias = hn::Set(di, 127);
+    const V s1 = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(n1, bias)));
+    const V s2 = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(n2, bias)));
+    return {hn::Mul(p, s1), s2};
+}
+
+HWY_INLINE V Exp(V x) {
+    const ExpParts e = ExpSplit(x);
+    return hn::Mul(e.m, e.s2);
+}
+
+// The NaN lanes of x, unchanged (payload and sign kept), into y.
+HWY_INLINE V KeepNaN(V x, V y) { return hn::IfThenElse(hn::IsNaN(x), x, y); }
+
+// Below this, x * sigmoid-like factors are computed with the factor's x
+// replaced by the clamp: the factor underflows to 0 long before, and
+// -inf * 0 would be NaN (the limits are -0).
+constexpr float kNegClamp = -200.0f;
+
+// x * sigmoid(t) for a t with the sign of x (silu: t = x; gelu_tanh:
+// t = 2u), with e = exp(-|t|) = m * s2: for x < 0, ((x m) / (1 + e)) s2
+// (= x e / (1 + e): no cancellation, right down to the subnormals); else
+// x / (1 + e).
+HWY_INLINE V MulSigmoid(V x, V t) {
+    const D d;
+    const ExpParts ep = ExpSplit(hn::Neg(hn::Abs(t)));
+    const V den = hn::Add(hn::Set(d, 1.0f), hn::Mul(ep.m, ep.s2));
+    const V xc = hn::Max(x, hn::Set(d, kNegClamp));
+    const V neg = hn::Mul(hn::Div(hn::Mul(xc, ep.m), den), ep.s2);
+    const V pos = hn::Div(x, den);
+    return KeepNaN(x, hn::IfThenElse(hn::Lt(x, hn::Zero(d)), neg, pos));
+}
+
+// sigmoid(x) = 1 / (1 + exp(-x)): e = exp(-|x|) = m * s2, then 1 / (1 + e)
+// for x >= 0 and (m / (1 + e)) s2 = e / (1 + e) for x < 0 (never
+// overflows; exact limits 0 and 1).
+HWY_INLINE V Sigmoid(V x) {
+    const D d;
+    const V one = hn::Set(d, 1.0f);
+    const ExpParts ep = ExpSplit(hn::Neg(hn::Abs(x)));
+    const V den = hn::Add(one, hn::Mul(ep.m, ep.s2));
+    const V neg = hn::Mul(hn::Div(ep.m, den), ep.s2);
+    const V pos = hn::Div(one, den);
+    return KeepNaN(x, hn::IfThenElse(hn::Lt(x, hn::Zero(d)), neg, pos));
+}
+
+// tanh(x).  |x| < 0.625: the [5/6] Pade approximant from Lambert's
+// continued fraction tanh x = x / (1 + x^2 / (3 + x^2 / (5 + ...))),
+// truncated after 11: x (10395 + 1260 x^2 + 21 x^4) / (10395 + 4725 x^2
+// + 210 x^4 + x^6) (integer coefficients, exact in float; relative error
+// of the approximant itself < 2.1e-12 on that interval), written as
+// x * (P / Q) so that tiny and subnormal x come out exactly.  Otherwise
+// 1 - 2 / (exp(2|x|) + 1) with the sign of x (no cancellation there:
+// tanh(0.625) = 0.55; exactly +-1 from |x| ~ 9.01, +-inf included).
+HWY_INLINE V Tanh(V x) {
+    const D d;
+    const V one = hn::Set(d, 1.0f);
+    const V a = hn::Abs(x);
+    const V y = hn::Mul(x, x);
+    V pn = hn::Add(hn::Mul(y, hn::Set(d, 21.0f)), hn::Set(d, 1260.0f));
+    pn = hn::Add(hn::Mul(pn, y), hn::Set(d, 10395.0f));
+    V pd = hn::Add(y, hn::Set(d, 210.0f));
+    pd = hn::Add(hn::Mul(pd, y), hn::Set(d, 4725.0f));
+    pd = hn::Add(hn::Mul(pd, y), hn::Set(d, 10395.0f));
+    const V small = hn::Mul(x, hn::Div(pn, pd));
+    const V e = Exp(hn::Add(a, a));
+    const V big = hn::Sub(one, hn::Div(hn::Set(d, 2.0f), hn::Add(e, one)));
+    const V r = hn::IfThenElse(hn::Lt(a, hn::Set(d, 0.625f)), small, hn::CopySign(big, x));
+    return KeepNaN(x, r);
+}
+
+// gelu_tanh(x) = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3),
+// computed as the identical x * sigmoid(2u) (1 + tanh(u) = 2 sigmoid(2u)),
+// which has no cancellation for x < 0.  2u = x (c1 + c2 x^2).
+HWY_INLINE V GeluTanh(V x) {
+    const D d;
+    const float c1 = 1.5957691216057308f;              // 2 sqrt(2/pi)
+    const float c2 = 1.5957691216057308f * 0.044715f;  // 2 sqrt(2/pi) 0.044715
+    const V t = hn::Mul(x, hn::Add(hn::Mul(hn::Set(d, c2), hn::Mul(x, x)), hn::Set(d, c1)));
+    return MulSigmoid(x, t);
+}
+
+// gelu_erf(x) = 0.5 x (1 + erf(x / sqrt(2))) = x - 0.5 x erfc(z) for x >= 0
+// and 0.5 x erfc(|z|) for x < 0 (z = x / sqrt(2); no cancellation).
+// erfc from W. H. Press et al., "Numerical Recipes in C", 2nd ed. (1992),
+// section 6.2, function erfcc (Chebyshev fit): for z >= 0,
+//   erfc(z) = t exp(-z^2 - 1.26551223 + t (1.00002368 + t (0.37409196 +
+//             t (0.09678418 + t (-0.18628806 + t (0.27886807 + t (-1.13520398
+//             + t (1.48851587 + t (-0.82215223 + t 0.17087277)))))))))
+//   with t = 1 / (1 + z / 2), "fractional error everywhere less than
+//   1.2e-7" (we measured 1.05e-7 in double over z in [0, 20]).
+// Here z / 2 = |x| * (0.5 / sqrt(2)) and z^2 = (x * x) * 0.5; for x < 0 the
+// result is ((0.5 x t) m) s2 with exp(...) = m * s2 (see ExpSplit).
+HWY_INLINE V GeluErf(V x) {
+    const D d;
+    const V one = hn::Set(d, 1.0f);
+    const V half = hn::Set(d, 0.5f);
+    const V a = hn::Abs(x);
+    const V t = hn::Div(one, hn::Add(one, hn::Mul(a, hn::Set(d, 0.35355339059327373f))));
+    V p = hn::Set(d, 0.17087277f);
+    p = hn::Add(hn::Mul(p, t), hn::Set(d, -0.82215223f));
+    p = hn::Add(hn::Mul(p, t), hn::Set(d, 1.48851587f));
+    p = hn::Add(hn::Mul(p, t), hn::Set(d, -1.13520398f));
+    p = hn::Add(hn::Mul(p, t), hn::Set(d, 0.27886807f));
+    p = hn::Add(hn::Mul(p, t), hn::Set(d, -0.18628806f));
+    p = hn::Add(hn::Mul(p, t), hn::Set(d, 0.09678418f));
+    p = hn::Add(hn::Mul(p, t), hn::Set(d, 0.37409196f));
+    p = hn::Add(hn::Mul(p, t), hn::Set(d, 1.00002368f));
+    p = hn::Add(hn::Mul(p, t), hn::Set(d, -1.26551223f));
+    const V z2 = hn::Mul(hn::Mul(x, x), half);
+    const ExpParts ep = ExpSplit(hn::Sub(p, z2));
+    const V hx = hn::Mul(half, hn::Max(x, hn::Set(d, kNegClamp)));  // 0.5 x (clamped)
+    const V neg = hn::Mul(hn::Mul(hn::Mul(hx, t), ep.m), ep.s2);
+    const V erfc = hn::Mul(t, hn::Mul(ep.m, ep.s2));
+    const V pos = hn::Mul(x, hn::Sub(one, hn::Mul(half, erfc)));
+    return KeepNaN(x, hn::IfThenElse(hn::Lt(x, hn::Zero(d)), neg, pos));
+}
+
+// ----------------------------------------------------------- apply ops
+HWY_INLINE void Eltwise(float *x, size_t n, const post_op &o) {
+    const D d;
+    const V zero = hn::Zero(d);
+    switch (o.eltwise) {
+        case eltwise_alg::relu:
+            // x <= 0 (-0 included) gives +0; NaN fails the compare and stays.
+            MapRow(x, n, [&](V v, size_t, size_t) HWY_ATTR {
+                return hn::IfThenZeroElse(hn::Le(v, zero), v);
+            });
+            break;
+        case eltwise_alg::leaky_relu: {
+            const V alpha = hn::Set(d, o.alpha);
+            MapRow(x, n, [&](V v, size_t, size_t) HWY_ATTR {
+                return hn::IfThenElse(hn::Gt(v, zero), v, hn::Mul(alpha, v));
+            });
+            break;
+        }
+        case eltwise_alg::clip: {
+            // min(max(x, lo), hi) as std::min(std::max(x, lo), hi): by
+            // compares, so NaN stays NaN and -0 / +0 are kept as given.
+            const V lo = hn::Set(d, o.alpha), hi = hn::Set(d, o.beta);
+            MapRow(x, n, [&](V v, size_t, size_t) HWY_ATTR {
+                v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
+                return hn::IfThenElse(hn::Lt(hi, v), hi, v);
+            });
+            break;
+        }
+        case eltwise_alg::gelu_tanh:
+            MapRow(x, n, [](V v, size_t, size_t) HWY_ATTR { return GeluTanh(v); });
+            break;
+        case eltwise_alg::gelu_erf:
+            MapRow(x, n, [](V v, size_t, size_t) HWY_ATTR { return GeluErf(v); });
+            break;
+        case eltwise_alg::silu:
+            MapRow(x, n, [](V v, size_t, size_t) HWY_ATTR { return MulSigmoid(v, v); });
+            break;
+        case eltwise_alg::sigmoid:
+            MapRow(x, n, [](V v, size_t, size_t) HWY_ATTR { return Sigmoid(v); });
+            break;
+        case eltwise_alg::tanh:
+            MapRow(x, n, [](V v, size_t, size_t) HWY_ATTR { return Tanh(v); });
+            break;
+    }
+}
+
+template <bool kBf16>
+HWY_INLINE V LoadOperand(const void *src, size_t c, size_t count) {
+    if (kBf16) return LoadBf16(static_cast<const uint16_t *>(src) + c, count);
+    return LoadF32(static_cast<const float *>(src) + c, count);
+}
+
+template <bool kBf16>
+HWY_INLINE void Binary(float *x, size_t n, const post_op &o, const void *src) {
+    if (o.binary == binary_alg::add) {
+        MapRow(x, n, [&](V v, size_t c, size_t count) HWY_ATTR {
+            return hn::Add(v, LoadOperand<kBf16>(src, c, count));
+        });
+    } else {
+        MapRow(x, n, [&](V v, size_t c, size_t count) HWY_ATTR {
+            return hn::Mul(v, LoadOperand<kBf16>(src, c, count));
+        });
+    }
+}
+
+void Apply(float *x, int64_t n, int64_t i, int64_t j0, const post_op *ops, int nops,
+           const void *const *srcs) {
+    if (n <= 0) return;
+    const size_t un = static_cast<size_t>(n);
+    for (int t = 0; t < nops; ++t) {
+        const post_op &o = ops[t];
+        if (!o.is_binary) {
+            Eltwise(x, un, o);
+            continue;
+        }
+        // Element (i, j0 + c) of the operand.
+        const int64_t at = o.per_n ? j0 : i * o.ld + j0;
+        if (o.src_bf16)
+            Binary<true>(x, un, o, static_cast<const uint16_t *>(srcs[t]) + at);
+        else
+            Binary<false>(x, un, o, static_cast<const float *>(srcs[t]) + at);
+    }
+}
+
+// ----------------------------------------------------------------- store
+// lowp::f32_to_bf16 on vectors: round to nearest even by adding 0x7fff +
+// lsb to the bits (u32 arithmetic, carrying into the exponent as IEEE
+// rounding does; subnormals are rounded, not flushed), NaN -> the high half
+// with the quiet bit set.
+HWY_INLINE hn::Vec<DU16> ToBf16(V v) {
+    const DU du;
+    const DI di;
+    const DU16 du16;
+    const VU u = hn::BitCast(du, v);
+    const VU abs = hn::And(u, hn::Set(du, 0x7fffffffu));
+    // Both sides are non-negative as int32: a signed compare is exact.
+    const auto is_nan = hn::Gt(hn::BitCast(di, abs), hn::Set(di, 0x7f800000));
+    const VU lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
+    const VU rounded = hn::ShiftRight<16>(hn::Add(hn::Add(u, hn::Set(du, 0x7fffu)), lsb));
+    const VU quiet = hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u));
+    const VU r = hn::IfThenElse(hn::RebindMask(du, is_nan), quiet, rounded);
+    // r <= 0xffff: the saturating demotion keeps it.
+    return hn::DemoteTo(du16, hn::BitCast(di, r));
+}
+
+// Round to nearest even, saturate to [lo, hi] (integers, exact in float),
+// NaN -> 0.  Clamping before rounding gives the same as rounding first
+// (rounding is monotonic and keeps integers).
+HWY_INLINE VI ToIntSat(V v, float lo, float hi) {
+    const D d;
+    const DI di;
+    v = hn::IfThenZeroElse(hn::IsNaN(v), v);
+    v = hn::Min(hn::Max(v, hn::Set(d, lo)), hn::Set(d, hi));
+    return hn::ConvertTo(di, hn::Round(v));  // integral: exact
+}
+
+template <out_type kType>
+void StoreAs(const float *x, size_t n, float zero_point, void *dst) {
+    const D d;
+    const DI di;
+    const size_t L = hn::Lanes(d);
+    const bool add_zp = zero_point != 0.0f;  // -0.0 too: x + -0.0 == x
+    const V zp = hn::Set(d, zero_point);
+    for (size_t c = 0; c < n; c += L) {
+        const size_t count = std::min(L, n - c);
+        V v = LoadF32(x + c, count);
+        if (add_zp) v = hn::Add(v, zp);
+        if (kType == out_type::f32) {
+            float *p = static_cast<float *>(dst) + c;
+            if (count == L) {
+                hn::StoreU(v, d, p);
+            } else {
+                HWY_ALIGN float buf[kMaxLanes];
+                hn::Store(v, d, buf);
+                std::memcpy(p, buf, count * sizeof(float));
+            }
+        } else if (kType == out_type::bf16) {
+            const DU16 du16;
+            uint16_t *p = static_cast<uint16_t *>(dst) + c;
+            const auto h = ToBf16(v);
+            if (count == L) {
+                hn::StoreU(h, du16, p);
+            } else {
+                HWY_ALIGN uint16_t buf[kMaxLanes];
+                hn::Store(h, du16, buf);
+                std::memcpy(p, buf, count * sizeof(uint16_t));
+            }
+        } else if (kType == out_type::s32) {
+            // Floats >= 2^31 saturate to INT32_MAX; the largest float below
+            // is 2^31 - 128.
+            VI r = ToIntSat(v, -2147483648.0f, 2147483520.0f);
+            const auto big = hn::RebindMask(di, hn::Ge(v, hn::Set(d, 2147483648.0f)));
+            r = hn::IfThenElse(big, hn::Set(di, INT32_MAX), r);
+            int32_t *p = static_cast<int32_t *>(dst) + c;
+            if (count == L) {
+                hn::StoreU(r, di, p);
+            } else {
+                HWY_ALIGN int32_t buf[kMaxLanes];
+                hn::Store(r, di, buf);
+                std::memcpy(p, buf, count * sizeof(int32_t));
+            }
+        } else if (kType == out_type::u8) {
+            const DU8 du8;
+            const auto b = hn::DemoteTo(du8, ToIntSat(v, 0.0f, 255.0f));
+            uint8_t *p = static_cast<uint8_t *>(dst) + c;
+            if (count == L) {
+                hn::StoreU(b, du8, p);
+            } else {
+                HWY_ALIGN uint8_t buf[kMaxLanes];
+                hn::Store(b, du8, buf);
+                std::memcpy(p, buf, count);
+            }
+        } else {
+            const DI8 di8;
+            const auto b = hn::DemoteTo(di8, ToIntSat(v, -128.0f, 127.0f));
+            int8_t *p = static_cast<int8_t *>(dst) + c;
+            if (count == L) {
+                hn::StoreU(b, di8, p);
+            } else {
+                HWY_ALIGN int8_t buf[kMaxLanes];
+                hn::Store(b, di8, buf);
+                std::memcpy(p, buf, count);
+            }
+        }
+    }
+}
+
+void Store(const float *x, int64_t n, float zero_point, out_type type, void *dst) {
+    if (n <= 0) return;
+    const size_t un = static_cast<size_t>(n);
+    switch (type) {
+        case out_type::f32: StoreAs<out_type::f32>(x, un, zero_point, dst); break;
+        case out_type::bf16: StoreAs<out_type::bf16>(x, un, zero_point, dst); break;
+        case out_type::s32: StoreAs<out_type::s32>(x, un, zero_point, dst); break;
+        case out_type::u8: StoreAs<out_type::u8>(x, un, zero_point, dst); break;
+        case out_type::s8: StoreAs<out_type::s8>(x, un, zero_point, dst); break;
+    }
+}
+
+// Reports the target these functions were compiled for (guards the
+// dispatch-table index arithmetic below).
+void PpDescribeTarget(int64_t *target) { *target = HWY_TARGET; }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace anvil::fallback::pp
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace anvil::fallback {
+namespace pp {
+
+HWY_EXPORT(PpDescribeTarget);
+HWY_EXPORT(ScaleBias);
+HWY_EXPORT(Apply);
+HWY_EXPORT(Store);
+
+namespace {
+
+// Where target t sits in the HWY_EXPORT tables (as in hwy_sgemm.cc): entry
+// 0 is the trampoline, 1..MAX the dynamic targets in ChosenTarget bit
+// order, MAX + 1 the EMU128/SCALAR fallback.  The target must obey anvil's
+// ISA cap, so we index the tables instead of HWY_DYNAMIC_DISPATCH.
+bool dispatch_index(int64_t t, size_t *idx) {
+#if HWY_IDE || ((HWY_TARGETS & (HWY_TARGETS - 1)) == 0)
+    *idx = 0;
+    return t == HWY_TARGETS;
+#else
+    if (t == HWY_EMU128 || t == HWY_SCALAR) {
+        *idx = HWY_MAX_DYNAMIC_TARGETS + 1;
+        return true;
+    }
+    const int64_t shifted = HWY_CHOSEN_TARGET_SHIFT(t);
+    if (shifted == 0) return false;
+    *idx = hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<uint64_t>(shifted));
+    return true;
+#endif
+}
+
+bool describe(int64_t t, hwy_postops_target *out) {
+    size_t idx = 0;
+    if (t == 0 || (t & (t - 1)) != 0 || (t & HWY_TARGETS) == 0 || !dispatch_index(t, &idx))
+        return false;
+    const auto describe_fn = HWY_DISPATCH_TABLE(PpDescribeTarget)[idx];
+    if (!describe_fn) return false;
+    int64_t reported = 0;
+    describe_fn(&reported);
+    if (reported != t) return false;
+    hwy_postops_target k;
+    k.target = t;
+    k.name = hwy::TargetName(t);
+    k.scale_bias = HWY_DISPATCH_TABLE(ScaleBias)[idx];
+    k.apply = HWY_DISPATCH_TABLE(Apply)[idx];
+    k.store = HWY_DISPATCH_TABLE(Store)[idx];
+    if (!k.scale_bias || !k.apply || !k.store) return false;
+    *out = k;
+    return true;
+}
+
+// hwy::SupportedTargets() runs CPUID (slow under a hypervisor): once.
+int64_t supported_once() {
+    static const int64_t s = hwy::SupportedTargets();
+    return s;
+}
+
+constexpr int kTiers = anvil_isa_amx + 1;
+
+// The target of each tier, made on first use and never destroyed.  The
+// public functions run once per row segment, so the common path is one
+// tier lookup and one acquire load.
+const hwy_postops_target *target_for(anvil_isa_t tier) {
+    static std::mutex mu;
+    static std::atomic<const hwy_postops_target *> slots[kTiers];
+    const int slot_index = std::min(std::max(int(tier), 0), kTiers - 1);
+    std::atomic<const hwy_postops_target *> &slot = slots[slot_index];
+    if (const hwy_postops_target *p = slot.load(std::memory_order_acquire)) return p;
+    std::lock_guard<std::mutex> lock(mu);
+    if (const hwy_postops_target *p = slot.load(std::memory_order_relaxed)) return p;
+    const int64_t usable =
+        supported_once() & HWY_TARGETS & allowed_targets(anvil_isa_t(slot_index));
+    hwy_postops_target k;
+    bool found = false;
+    for (int64_t bits = usable; bits != 0 && !found; bits &= bits - 1)
+        found = describe(bits & -bits, &k);
+    // The SIMD-free fallback is always compiled and supported; should the
+    // tables not hold it, the static dispatch target (the baseline) is used.
+    if (!found) {
+        k.target = HWY_STATIC_TARGET;
+        k.name = hwy::TargetName(HWY_STATIC_TARGET);
+        k.scale_bias = &HWY_STATIC_DISPATCH(ScaleBias);
+        k.apply = &HWY_STATIC_DISPATCH(Apply);
+        k.store = &HWY_STATIC_DISPATCH(Store);
+    }
+    const hwy_postops_target *p = new hwy_postops_target(k);
+    slot.store(p, std::memory_order_release);
+    return p;
+}
+
+// The cap is read without freezing it, as highway_backend() does: the
+// matmul driver has frozen it already.
+const hwy_postops_target *current() { return target_for(cpu::effective_tier(false)); }
+
+}  // namespace
+}  // namespace pp
+
+std::vector<hwy_postops_target> postops_targets() {
+    std::vector<hwy_postops_target> out;
+    for (int64_t bits = hwy::SupportedTargets() & HWY_TARGETS; bits != 0; bits &= bits - 1) {
+        hwy_postops_target k;
+        if (pp::describe(bits & -bits, &k)) out.push_back(k);
+    }
+    return out;
+}
+
+const hwy_postops_target *postops_target_for(anvil_isa_t tier) { return pp::target_for(tier); }
+
+}  // namespace anvil::fallback
+
+namespace anvil::lowp {
+
+void pp_scale_bias(float *x, int64_t n, const float *scales, bool per_n, const float *bias) {
+    if (n <= 0 || (!scales && !bias)) return;
+    fallback::pp::current()->scale_bias(x, n, scales, per_n, bias);
+}
+
+void pp_apply(float *x, int64_t n, int64_t i, int64_t j0, const post_op *ops, int nops,
+              const void *const *srcs) {
+    if (n <= 0 || nops <= 0) return;
+    fallback::pp::current()->apply(x, n, i, j0, ops, nops, srcs);
+}
+
+void pp_store(const float *x, int64_t n, float zero_point, out_type type, void *dst) {
+    if (n <= 0) return;
+    fallback::pp::current()->store(x, n, zero_point, type, dst);
+}
+
+}  // namespace anvil::lowp
+#endif  // HWY_ONCE
