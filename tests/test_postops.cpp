@@ -284,14 +284,16 @@ TEST_CASE("postops: store conversions, bit-exact, n = 0..70") {
                     for (size_t off = 0; off < 3; ++off) {
                         std::vector<float> xs(sp.size() + off);
                         std::copy(sp.begin(), sp.end(), xs.begin() + ptrdiff_t(off));
-                        std::vector<uint8_t> got((sp.size() + 1) * eb + 1, 0xcd), want(got);
-                        m.fns.store(xs.data() + off, int64_t(sp.size()), zp, t, got.data() + off);
-                        ref_store(xs.data() + off, int64_t(sp.size()), zp, t, want.data() + off);
+                        // Output offset by `off` elements (element-aligned).
+                        const size_t base = off * eb;
+                        std::vector<uint8_t> got((sp.size() + 3) * eb, 0xcd), want(got);
+                        m.fns.store(xs.data() + off, int64_t(sp.size()), zp, t, got.data() + base);
+                        ref_store(xs.data() + off, int64_t(sp.size()), zp, t, want.data() + base);
                         for (size_t c = 0; c < sp.size(); ++c)
-                            if (std::memcmp(&got[off + c * eb], &want[off + c * eb], eb) != 0) {
+                            if (std::memcmp(&got[base + c * eb], &want[base + c * eb], eb) != 0) {
                                 CAPTURE(c);
                                 CAPTURE(bits(sp[c]));
-                                CHECK(std::memcmp(&got[off + c * eb], &want[off + c * eb], eb) == 0);
+                                CHECK(std::memcmp(&got[base + c * eb], &want[base + c * eb], eb) == 0);
                             }
                         CHECK(got == want);  // nothing outside [0, n) touched either
                     }
