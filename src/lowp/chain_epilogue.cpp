@@ -50,12 +50,18 @@ void chain_epilogue::apply(const lp_block &blk) const {
                 const int32_t *acc = static_cast<const int32_t *>(blk.acc) + r * blk.acc_ld + c0;
                 int32_t *dst = reinterpret_cast<int32_t *>(c_ + i * ldc_bytes_) + j0;
                 const int64_t zp = int64_t(s_.c_zero_point);
-                for (int64_t c = 0; c < n; ++c) {
-                    uint32_t d = uint32_t(acc[c]) + row_comp;
-                    if (needs_colsum) d -= col_factor * uint32_t(blk.colsum[c0 + c]);
-                    const int64_t v = int64_t(int32_t(d)) + zp;
-                    dst[c] = int32_t(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
-                }
+                const int32_t *cs = blk.colsum + c0;
+                // Loops without branches so the compiler vectorises them.
+                if (needs_colsum)
+                    for (int64_t c = 0; c < n; ++c)
+                        dst[c] = int32_t(uint32_t(acc[c]) + row_comp - col_factor * uint32_t(cs[c]));
+                else
+                    for (int64_t c = 0; c < n; ++c) dst[c] = int32_t(uint32_t(acc[c]) + row_comp);
+                if (zp != 0)
+                    for (int64_t c = 0; c < n; ++c) {
+                        const int64_t v = int64_t(dst[c]) + zp;
+                        dst[c] = int32_t(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, v)));
+                    }
                 continue;
             }
             if (s_.kind == lp_kind::bf16) {
