@@ -216,9 +216,12 @@ HWY_INLINE V MulSigmoid(V x, V t) {
     const ExpParts ep = ExpSplit(hn::Neg(hn::Abs(t)));
     const V den = hn::Add(hn::Set(d, 1.0f), hn::Mul(ep.m, ep.s2));
     const V xc = hn::Max(x, hn::Set(d, kNegClamp));
-    const V neg = hn::Mul(hn::Div(hn::Mul(xc, ep.m), den), ep.s2);
-    const V pos = hn::Div(x, den);
-    return KeepNaN(x, hn::IfThenElse(hn::Lt(x, hn::Zero(d)), neg, pos));
+    // One division for both branches (half the divider work); each lane
+    // still computes exactly its branch's operations, so the bits are
+    // those of the two-branch form.
+    const auto is_neg = hn::Lt(x, hn::Zero(d));
+    const V q = hn::Div(hn::IfThenElse(is_neg, hn::Mul(xc, ep.m), x), den);
+    return KeepNaN(x, hn::IfThenElse(is_neg, hn::Mul(q, ep.s2), q));
 }
 
 // sigmoid(x) = 1 / (1 + exp(-x)): e = exp(-|x|) = m * s2, then 1 / (1 + e)
@@ -229,9 +232,9 @@ HWY_INLINE V Sigmoid(V x) {
     const V one = hn::Set(d, 1.0f);
     const ExpParts ep = ExpSplit(hn::Neg(hn::Abs(x)));
     const V den = hn::Add(one, hn::Mul(ep.m, ep.s2));
-    const V neg = hn::Mul(hn::Div(ep.m, den), ep.s2);
-    const V pos = hn::Div(one, den);
-    return KeepNaN(x, hn::IfThenElse(hn::Lt(x, hn::Zero(d)), neg, pos));
+    const auto is_neg = hn::Lt(x, hn::Zero(d));
+    const V q = hn::Div(hn::IfThenElse(is_neg, ep.m, one), den);  // one division
+    return KeepNaN(x, hn::IfThenElse(is_neg, hn::Mul(q, ep.s2), q));
 }
 
 // tanh(x).  |x| < 0.625: the [5/6] Pade approximant from Lambert's
@@ -252,10 +255,14 @@ HWY_INLINE V Tanh(V x) {
     V pd = hn::Add(y, hn::Set(d, 210.0f));
     pd = hn::Add(hn::Mul(pd, y), hn::Set(d, 4725.0f));
     pd = hn::Add(hn::Mul(pd, y), hn::Set(d, 10395.0f));
-    const V small = hn::Mul(x, hn::Div(pn, pd));
     const V e = Exp(hn::Add(a, a));
-    const V big = hn::Sub(one, hn::Div(hn::Set(d, 2.0f), hn::Add(e, one)));
-    const V r = hn::IfThenElse(hn::Lt(a, hn::Set(d, 0.625f)), small, hn::CopySign(big, x));
+    // One division: P / Q for the small lanes, 2 / (e + 1) for the others.
+    const auto is_small = hn::Lt(a, hn::Set(d, 0.625f));
+    const V q = hn::Div(hn::IfThenElse(is_small, pn, hn::Set(d, 2.0f)),
+                        hn::IfThenElse(is_small, pd, hn::Add(e, one)));
+    const V small = hn::Mul(x, q);
+    const V big = hn::Sub(one, q);
+    const V r = hn::IfThenElse(is_small, small, hn::CopySign(big, x));
     return KeepNaN(x, r);
 }
 
