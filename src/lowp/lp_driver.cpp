@@ -97,9 +97,9 @@ struct packed_a {
 };
 
 // What a task computes with.  bpanel, when set, is the task's own buffer
-// for one B panel: the task packs each of its panels there just before
-// using it (B not packed ahead, see run_lp_gemm), writing its column sums
-// into colsum_out.
+// for one K block of its B panels: the task packs each K block there just
+// before using it (B not packed ahead, see run_lp_gemm), writing its
+// column sums into colsum_out.
 struct task_buffers {
     void *acc = nullptr;
     uint8_t *bpanel = nullptr;
@@ -143,14 +143,19 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
     if (p.zero_product) {
         std::memset(acc, 0, size_t(m * acc_ld * 4));
     } else if (tb.bpanel) {
-        // Panel by panel: pack it (its bytes stay in L1/L2), then run all of
-        // K over it.  The accumulator tile of a panel lives across K blocks.
-        for (int64_t jc = 0; jc < n; jc += kNR) {
-            const int64_t panel = (j0 + jc) / kNR;
-            pack_b_panel(p.kind, p.transb, p.K, p.N, p.B, p.ldb, panel, tb.bpanel, tb.colsum_out);
-            for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
-                const uint8_t *bp = tb.bpanel + g0 * pbg;
-                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + b.kcg * pbg, acc, acc_ld);
+        // B packed here, one K block of this task's panels at a time (one
+        // pass over those rows of B; the block stays in L2), then all the
+        // kernels of that K block.
+        const int64_t p0 = j0 / kNR, p1 = ceil_div(j0 + n, kNR);
+        if (tb.colsum_out)
+            b_column_sums(p.transb, p.K, p.N, static_cast<const int8_t *>(p.B), p.ldb, p0, p1,
+                          tb.colsum_out);
+        for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
+            const int64_t gn = std::min(b.kcg, b.kg - g0);
+            pack_b_block(p.kind, p.transb, p.K, p.N, p.B, p.ldb, p0, p1, g0, gn, tb.bpanel);
+            for (int64_t jc = 0; jc < n; jc += kNR) {
+                const uint8_t *bp = tb.bpanel + ((j0 + jc) / kNR - p0) * gn * pbg;
+                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + gn * pbg, acc, acc_ld);
             }
         }
     } else {
@@ -276,7 +281,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     // the task), taken from the caller's scratch before anything is
     // written, so running out of memory leaves C untouched.
     const int64_t acc_bytes = round_up(b.mc * round_up(b.nc, kNR) * 4, 64);
-    const int64_t panel_bytes = pack_in_task ? b.kg * int64_t(kNR) * kGroupBytes : 0;
+    const int64_t panel_bytes = pack_in_task ? b.kcg * round_up(b.nc, kNR) * kGroupBytes : 0;
     const int64_t slot_bytes = acc_bytes + round_up(panel_bytes, 64);
     const int nslots = (b.nthreads <= 1 || tasks == 1) ? 1 : b.nthreads;
     auto *slots = static_cast<uint8_t *>(t_acc.get(slot_bytes * nslots));

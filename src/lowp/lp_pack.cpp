@@ -58,15 +58,17 @@ void interleave_rows(const uint8_t *const *rows, int gk, int elem, int64_t nj, u
         for (int t = 0; t < gk; ++t) std::memcpy(dst + j * 4 + t * elem, rows[t] + j * elem, size_t(elem));
 }
 
+// Groups [g0, g0 + gn) of the panel starting at column j0, written at
+// panel (128 bytes per group).  Rows past K and columns past N are zero.
 void pack_panel_n(int elem, int64_t K, int64_t N, const uint8_t *B, int64_t ldb, int64_t j0,
-                  int64_t kg, uint8_t *panel) {
+                  int64_t g0, int64_t gn, uint8_t *panel) {
     const int gk = kGroupBytes / elem;
     const int64_t nj = std::min<int64_t>(kNR, N - j0);
     static const uint8_t zeros[kNR * 4] = {};
-    for (int64_t g = 0; g < kg; ++g) {
+    for (int64_t g = 0; g < gn; ++g) {
         const uint8_t *rows[4];
         for (int t = 0; t < gk; ++t) {
-            const int64_t k = g * gk + t;
+            const int64_t k = (g0 + g) * gk + t;
             rows[t] = k < K ? B + (k * ldb + j0) * elem : zeros;
         }
         uint8_t *dst = panel + g * kPanelBytesPerGroup;
@@ -78,17 +80,18 @@ void pack_panel_n(int elem, int64_t K, int64_t N, const uint8_t *B, int64_t ldb,
 // ---- transb == 'T': dword transpose ------------------------------------
 
 void pack_panel_t(int elem, int64_t K, int64_t N, const uint8_t *B, int64_t ldb, int64_t j0,
-                  int64_t kg, uint8_t *panel) {
+                  int64_t g0, int64_t gn, uint8_t *panel) {
     const int64_t nj = std::min<int64_t>(kNR, N - j0);
     const int64_t row_bytes = ldb * elem;
-    const int64_t full_groups = K * elem / kGroupBytes;  // groups with all K present
+    // Groups with all their K present, counted from g0.
+    const int64_t full = std::clamp<int64_t>(K * elem / kGroupBytes - g0, 0, gn);
     int64_t j = 0;
 #if defined(__SSE2__)
     for (; j + 4 <= nj; j += 4) {
         const uint8_t *r[4];
-        for (int t = 0; t < 4; ++t) r[t] = B + (j0 + j + t) * row_bytes;
+        for (int t = 0; t < 4; ++t) r[t] = B + (j0 + j + t) * row_bytes + g0 * kGroupBytes;
         int64_t g = 0;
-        for (; g + 4 <= full_groups; g += 4) {
+        for (; g + 4 <= full; g += 4) {
             const __m128 x0 = _mm_loadu_ps(reinterpret_cast<const float *>(r[0] + g * 4));
             const __m128 x1 = _mm_loadu_ps(reinterpret_cast<const float *>(r[1] + g * 4));
             const __m128 x2 = _mm_loadu_ps(reinterpret_cast<const float *>(r[2] + g * 4));
@@ -102,26 +105,29 @@ void pack_panel_t(int elem, int64_t K, int64_t N, const uint8_t *B, int64_t ldb,
             _mm_storeu_ps(reinterpret_cast<float *>(d + 2 * kPanelBytesPerGroup), _mm_movelh_ps(t1, t3));
             _mm_storeu_ps(reinterpret_cast<float *>(d + 3 * kPanelBytesPerGroup), _mm_movehl_ps(t3, t1));
         }
-        for (; g < full_groups; ++g)
+        for (; g < full; ++g)
             for (int t = 0; t < 4; ++t)
                 std::memcpy(panel + g * kPanelBytesPerGroup + (j + t) * 4, r[t] + g * 4, 4);
     }
 #endif
     for (; j < nj; ++j) {
-        const uint8_t *r = B + (j0 + j) * row_bytes;
-        for (int64_t g = 0; g < full_groups; ++g)
+        const uint8_t *r = B + (j0 + j) * row_bytes + g0 * kGroupBytes;
+        for (int64_t g = 0; g < full; ++g)
             std::memcpy(panel + g * kPanelBytesPerGroup + j * 4, r + g * 4, 4);
     }
-    // The last group when K is not a whole number of groups: zero-padded.
-    if (full_groups < kg) {
-        uint8_t *d = panel + full_groups * kPanelBytesPerGroup;
+    // Groups past the full ones: the one partial group (zero-padded) and
+    // any beyond K (zero).
+    for (int64_t g = full; g < gn; ++g) {
+        uint8_t *d = panel + g * kPanelBytesPerGroup;
         std::memset(d, 0, size_t(kPanelBytesPerGroup));
-        const int64_t rest = K * elem - full_groups * kGroupBytes;
-        for (int64_t jj = 0; jj < nj; ++jj)
-            std::memcpy(d + jj * 4, B + (j0 + jj) * row_bytes + full_groups * 4, size_t(rest));
+        const int64_t first = (g0 + g) * kGroupBytes;  // byte offset of the group in a row
+        const int64_t rest = std::min<int64_t>(kGroupBytes, K * elem - first);
+        if (rest > 0)
+            for (int64_t jj = 0; jj < nj; ++jj)
+                std::memcpy(d + jj * 4, B + (j0 + jj) * row_bytes + first, size_t(rest));
     }
     if (nj < kNR)
-        for (int64_t g = 0; g < full_groups; ++g)
+        for (int64_t g = 0; g < full; ++g)
             std::memset(panel + g * kPanelBytesPerGroup + nj * 4, 0, size_t((kNR - nj) * 4));
 }
 
@@ -160,9 +166,9 @@ void pack_b_panel(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B
     const int elem = kind == lp_kind::bf16 ? 2 : 1;
     const auto *b = static_cast<const uint8_t *>(B);
     if (transb)
-        pack_panel_t(elem, K, N, b, ldb, p * kNR, kg, panel);
+        pack_panel_t(elem, K, N, b, ldb, p * kNR, 0, kg, panel);
     else
-        pack_panel_n(elem, K, N, b, ldb, p * kNR, kg, panel);
+        pack_panel_n(elem, K, N, b, ldb, p * kNR, 0, kg, panel);
     if (!colsum) return;
     if (kind != lp_kind::u8s8) {
         std::memset(colsum + p * kNR, 0, kNR * sizeof(int32_t));
@@ -173,6 +179,40 @@ void pack_b_panel(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B
             int64_t s = 0;
             for (int64_t g = 0; g < kg; ++g)
                 for (int t = 0; t < 4; ++t) s += int8_t(panel[g * kPanelBytesPerGroup + j * 4 + t]);
+            colsum[p * kNR + j] = int32_t(uint32_t(uint64_t(s)));
+        }
+    }
+}
+
+void pack_b_block(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
+                  int64_t p0, int64_t p1, int64_t g0, int64_t gn, uint8_t *out) {
+    const int elem = kind == lp_kind::bf16 ? 2 : 1;
+    const auto *b = static_cast<const uint8_t *>(B);
+    if (transb) {  // each panel reads its own 32 rows: panel by panel
+        for (int64_t p = p0; p < p1; ++p)
+            pack_panel_t(elem, K, N, b, ldb, p * kNR, g0, gn, out + (p - p0) * gn * kPanelBytesPerGroup);
+        return;
+    }
+    // Row-major B: group by group, so each row is read once, left to
+    // right, across all the panels (one page and a few lines per row
+    // instead of one pass per panel).
+    for (int64_t g = 0; g < gn; ++g)
+        for (int64_t p = p0; p < p1; ++p)
+            pack_panel_n(elem, K, N, b, ldb, p * kNR, g0 + g, 1,
+                         out + ((p - p0) * gn + g) * kPanelBytesPerGroup);
+}
+
+void b_column_sums(bool transb, int64_t K, int64_t N, const int8_t *B, int64_t ldb, int64_t p0,
+                   int64_t p1, int32_t *colsum) {
+    for (int64_t p = p0; p < p1; ++p) {
+        if (K < (int64_t(1) << 24)) {
+            column_sums(transb, K, N, B, ldb, p * kNR, colsum);
+            continue;
+        }
+        for (int64_t j = 0; j < kNR; ++j) {  // huge K: int64 sums
+            int64_t s = 0;
+            if (p * kNR + j < N)
+                for (int64_t k = 0; k < K; ++k) s += transb ? B[(p * kNR + j) * ldb + k] : B[k * ldb + p * kNR + j];
             colsum[p * kNR + j] = int32_t(uint32_t(uint64_t(s)));
         }
     }

@@ -32,6 +32,16 @@ void pack_b(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int6
 void pack_b_panel(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
                   int64_t p, uint8_t *dst, int32_t *colsum);
 
+// Groups [g0, g0 + gn) of panels [p0, p1), panel p at
+// out + (p - p0) * gn * kNR*4 (a K block of several panels, packed in one
+// pass over B's rows).
+void pack_b_block(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
+                  int64_t p0, int64_t p1, int64_t g0, int64_t gn, uint8_t *out);
+// colsum[j] = sum_k B(k, j) (s8) for the columns of panels [p0, p1), zero
+// past N, modulo 2^32.
+void b_column_sums(bool transb, int64_t K, int64_t N, const int8_t *B, int64_t ldb, int64_t p0,
+                   int64_t p1, int32_t *colsum);
+
 // Rows [i0, i1) of op(A) (M x K; element (i, k) at A[i*lda + k], or
 // A[k*lda + i] when transa), one row of kg dwords each, row i at
 // out + (i - i0) * row_bytes (row_bytes >= kg*4).  `elem` says what A holds;
