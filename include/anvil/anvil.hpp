@@ -3,8 +3,9 @@
 //  - Every call that fails throws anvil::error, which carries the
 //    anvil_status_t and its anvil_status_str text.  Calls ending in _nothrow
 //    (and gemm_plan's try_* members) return the status instead.
-//  - anvil::gemm_plan owns an anvil_gemm_plan_t: created in the constructor,
-//    destroyed in the destructor, movable, not copyable.
+//  - anvil::gemm_plan owns an anvil_gemm_plan_t and anvil::matmul an
+//    anvil_matmul_t: created in the constructor, destroyed in the
+//    destructor, movable, not copyable.
 //  - Nothing here adds state: the wrappers forward to the C functions, so
 //    mixing this header with direct C calls is fine.
 //
@@ -229,6 +230,86 @@ public:
 
 private:
     anvil_gemm_plan_t plan_ = nullptr;
+};
+
+// ------------------------------------------------------ low-precision GEMM
+
+inline void gemm_bf16bf16f32(char transa, char transb, std::int64_t M, std::int64_t N,
+                             std::int64_t K, float alpha, const anvil_bf16_t *A, std::int64_t lda,
+                             const anvil_bf16_t *B, std::int64_t ldb, float beta, float *C,
+                             std::int64_t ldc) {
+    check(anvil_gemm_bf16bf16f32(transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc),
+          "anvil_gemm_bf16bf16f32");
+}
+
+inline void gemm_u8s8s32(char transa, char transb, char offsetc, std::int64_t M, std::int64_t N,
+                         std::int64_t K, float alpha, const std::uint8_t *A, std::int64_t lda,
+                         std::uint8_t ao, const std::int8_t *B, std::int64_t ldb, std::int8_t bo,
+                         float beta, std::int32_t *C, std::int64_t ldc, const std::int32_t *co) {
+    check(anvil_gemm_u8s8s32(transa, transb, offsetc, M, N, K, alpha, A, lda, ao, B, ldb, bo, beta,
+                             C, ldc, co),
+          "anvil_gemm_u8s8s32");
+}
+
+inline void gemm_s8s8s32(char transa, char transb, char offsetc, std::int64_t M, std::int64_t N,
+                         std::int64_t K, float alpha, const std::int8_t *A, std::int64_t lda,
+                         std::int8_t ao, const std::int8_t *B, std::int64_t ldb, std::int8_t bo,
+                         float beta, std::int32_t *C, std::int64_t ldc, const std::int32_t *co) {
+    check(anvil_gemm_s8s8s32(transa, transb, offsetc, M, N, K, alpha, A, lda, ao, B, ldb, bo, beta,
+                             C, ldc, co),
+          "anvil_gemm_s8s8s32");
+}
+
+// Owns an anvil_matmul_t (see anvil_matmul_desc_t in anvil.h): movable, not
+// copyable, destroyed with the object.
+class matmul {
+public:
+    matmul() noexcept = default;
+    explicit matmul(const anvil_matmul_desc_t &desc) {
+        check(anvil_matmul_create(&h_, &desc), "anvil_matmul_create");
+    }
+    ~matmul() { reset(); }
+    matmul(const matmul &) = delete;
+    matmul &operator=(const matmul &) = delete;
+    matmul(matmul &&other) noexcept : h_(std::exchange(other.h_, nullptr)) {}
+    matmul &operator=(matmul &&other) noexcept {
+        if (this != &other) {
+            reset();
+            h_ = std::exchange(other.h_, nullptr);
+        }
+        return *this;
+    }
+
+    // Bytes pack_weights writes (header included).
+    std::size_t packed_weights_size() const {
+        std::size_t bytes = 0;
+        check(anvil_matmul_packed_weights_size(h_, &bytes), "anvil_matmul_packed_weights_size");
+        return bytes;
+    }
+    // Packs B into packed (packed_weights_size() bytes, 4-byte aligned).
+    void pack_weights(const void *B, void *packed) const {
+        check(anvil_matmul_pack_weights(h_, B, packed), "anvil_matmul_pack_weights");
+    }
+    // C = chain(A x packed B); binary_srcs: one operand per binary post-op.
+    void execute(const void *A, const void *packed, void *C,
+                 const void *const *binary_srcs = nullptr) const {
+        check(anvil_matmul_execute(h_, A, packed, C, binary_srcs), "anvil_matmul_execute");
+    }
+    anvil_status_t try_execute(const void *A, const void *packed, void *C,
+                               const void *const *binary_srcs = nullptr) const noexcept {
+        return anvil_matmul_execute(h_, A, packed, C, binary_srcs);
+    }
+
+    anvil_matmul_t get() const noexcept { return h_; }
+    explicit operator bool() const noexcept { return h_ != nullptr; }
+    anvil_matmul_t release() noexcept { return std::exchange(h_, nullptr); }
+    void reset() noexcept {
+        if (h_) anvil_matmul_destroy(h_);
+        h_ = nullptr;
+    }
+
+private:
+    anvil_matmul_t h_ = nullptr;
 };
 
 }  // namespace anvil

@@ -72,6 +72,47 @@ int main() {
         return 1;
     }
 
+    // Low precision: the int8 BLAS-style call and the matmul handle with a
+    // relu, on the same small integers (exact).
+    try {
+        std::vector<std::uint8_t> A8(size_t(M * K));
+        std::vector<std::int8_t> B8(size_t(K * N));
+        for (std::int64_t i = 0; i < M; ++i)
+            for (std::int64_t k = 0; k < K; ++k) A8[size_t(i * K + k)] = std::uint8_t(a(i, k) + 5);
+        for (std::int64_t t = 0; t < K * N; ++t) B8[size_t(t)] = std::int8_t(B[size_t(t)]);
+        const std::int32_t co = 0;
+        std::vector<std::int32_t> C(size_t(M * N));
+        // ao = 5 undoes the +5: C = A * B exactly.
+        anvil::gemm_u8s8s32('N', 'N', 'F', M, N, K, 1.f, A8.data(), K, 5, B8.data(), N, 0, 0.f,
+                            C.data(), N, &co);
+        std::vector<float> Cf(C.begin(), C.end());
+        if (!check(Cf, 1, 0, 0, "gemm_u8s8s32")) return 1;
+
+        anvil_matmul_desc_t d{};
+        d.a_dt = anvil_dt_u8;
+        d.b_dt = anvil_dt_s8;
+        d.c_dt = anvil_dt_f32;
+        d.transa = 'N';
+        d.transb = 'N';
+        d.M = M;
+        d.N = N;
+        d.K = K;
+        d.lda = K;
+        d.ldb = N;
+        d.ldc = N;
+        d.a_zero_point = 5;
+        anvil::matmul mm(d);
+        std::vector<unsigned char> packed(mm.packed_weights_size() + 4);
+        void *pk = packed.data() + (4 - reinterpret_cast<std::uintptr_t>(packed.data()) % 4) % 4;
+        mm.pack_weights(B8.data(), pk);
+        std::vector<float> D(size_t(M * N));
+        mm.execute(A8.data(), pk, D.data());
+        if (!check(D, 1, 0, 0, "matmul")) return 1;
+    } catch (const anvil::error &e) {
+        std::fprintf(stderr, "unexpected anvil::error (low precision): %s\n", e.what());
+        return 1;
+    }
+
     try {
         std::vector<float> C(size_t(M * N), 0.f);
         anvil::sgemm('N', 'N', M, N, K, 1.f, A.data(), K - 1, B.data(), N, 0.f, C.data(), N);
