@@ -339,7 +339,7 @@ TEST_CASE("lowp bf16: long K within the derived bound; K == 0 and alpha == 0 sca
 
 // ------------------------------------------------------------- threads
 
-TEST_CASE("lowp: results are bitwise identical for 1 and 2 threads") {
+TEST_CASE("lowp: results are bitwise identical for 1 and 2 threads and a caller pool") {
     const int initial = anvil_get_num_threads();
     tu::rng r(42);
     const int64_t M = 200, N = 300, K = 700;
@@ -350,21 +350,36 @@ TEST_CASE("lowp: results are bitwise identical for 1 and 2 threads") {
     std::vector<int8_t> B8(size_t(K * N));
     for (auto &v : A8) v = uint8_t(r.ival(0, 255));
     for (auto &v : B8) v = int8_t(r.ival(-128, 127));
-    std::vector<float> C[2];
-    std::vector<int32_t> C8[2];
+    std::vector<float> C[3];
+    std::vector<int32_t> C8[3], CS[3];
     const int32_t co = 3;
-    for (int t = 0; t < 2; ++t) {
-        REQUIRE(anvil_set_num_threads(t + 1) == anvil_success);
+    tu::std_thread_pool pool;
+    pool.threads = 3;
+    for (int t = 0; t < 3; ++t) {
+        if (t < 2)
+            REQUIRE(anvil_set_num_threads(t + 1) == anvil_success);
+        else  // a caller's pool with 3 threads
+            REQUIRE(anvil_set_threadpool(&tu::std_thread_pool::parallel_for, &pool, 3) == anvil_success);
         C[t].assign(size_t(M * N), 0.0f);
         C8[t].assign(size_t(M * N), 0);
         REQUIRE(anvil_gemm_bf16bf16f32('N', 'N', M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f,
                                        C[t].data(), N) == anvil_success);
         REQUIRE(anvil_gemm_u8s8s32('N', 'T', 'F', M, N, K, 1.0f, A8.data(), K, 7, B8.data(), K, -3,
                                    0.0f, C8[t].data(), N, &co) == anvil_success);
+        // Small M with transposed B: the dot-kernel path, split over N.
+        CS[t].assign(size_t(7 * N), 0);
+        REQUIRE(anvil_gemm_s8s8s32('N', 'T', 'F', 7, N, K, 1.0f,
+                                   reinterpret_cast<const int8_t *>(A8.data()), K, 7, B8.data(), K,
+                                   -3, 0.0f, CS[t].data(), N, &co) == anvil_success);
     }
+    REQUIRE(anvil_set_threadpool(nullptr, nullptr, 1) == anvil_success);
     anvil_set_num_threads(initial);
-    CHECK(std::memcmp(C[0].data(), C[1].data(), C[0].size() * 4) == 0);
-    CHECK(C8[0] == C8[1]);
+    CHECK(pool.calls.load() > 0);
+    for (int t = 1; t < 3; ++t) {
+        CHECK(std::memcmp(C[0].data(), C[t].data(), C[0].size() * 4) == 0);
+        CHECK(C8[0] == C8[t]);
+        CHECK(CS[0] == CS[t]);
+    }
 }
 
 }  // namespace
