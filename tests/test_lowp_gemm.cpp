@@ -347,7 +347,7 @@ TEST_CASE("lowp: results are bitwise identical for 1 and 2 threads and a caller 
     for (auto &v : A) v = lt::bf16_frac(r);
     for (auto &v : B) v = lt::bf16_frac(r);
     std::vector<uint8_t> A8(size_t(M * K));
-    std::vector<int8_t> B8(size_t(K * N));
+    std::vector<int8_t> B8(size_t(K * 900));  // also 900 x K for the small-M case
     for (auto &v : A8) v = uint8_t(r.ival(0, 255));
     for (auto &v : B8) v = int8_t(r.ival(-128, 127));
     std::vector<float> C[3];
@@ -367,10 +367,11 @@ TEST_CASE("lowp: results are bitwise identical for 1 and 2 threads and a caller 
         REQUIRE(anvil_gemm_u8s8s32('N', 'T', 'F', M, N, K, 1.0f, A8.data(), K, 7, B8.data(), K, -3,
                                    0.0f, C8[t].data(), N, &co) == anvil_success);
         // Small M with transposed B: the dot-kernel path, split over N.
-        CS[t].assign(size_t(7 * N), 0);
-        REQUIRE(anvil_gemm_s8s8s32('N', 'T', 'F', 7, N, K, 1.0f,
+        // (7 x 900 x 700 = 8.8 MOP: enough work for 2 threads.)
+        CS[t].assign(size_t(7 * 900), 0);
+        REQUIRE(anvil_gemm_s8s8s32('N', 'T', 'F', 7, 900, K, 1.0f,
                                    reinterpret_cast<const int8_t *>(A8.data()), K, 7, B8.data(), K,
-                                   -3, 0.0f, CS[t].data(), N, &co) == anvil_success);
+                                   -3, 0.0f, CS[t].data(), 900, &co) == anvil_success);
     }
     REQUIRE(anvil_set_threadpool(nullptr, nullptr, 1) == anvil_success);
     anvil_set_num_threads(initial);
