@@ -442,3 +442,91 @@ TEST_CASE("lowp matmul: s32 output of a bare int8 product is exact beyond 2^24")
 }
 
 }  // namespace
+
+namespace {
+
+anvil_matmul_t make_bf16_mm(int64_t M, int64_t N, int64_t K, anvil_data_type_t c_dt) {
+    anvil_matmul_desc_t d{};
+    d.a_dt = anvil_dt_bf16;
+    d.b_dt = anvil_dt_bf16;
+    d.c_dt = c_dt;
+    d.transa = 'N';
+    d.transb = 'N';
+    d.M = M;
+    d.N = N;
+    d.K = K;
+    d.lda = K;
+    d.ldb = N;
+    d.ldc = N;
+    anvil_matmul_t h = nullptr;
+    REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+    return h;
+}
+
+// The bf16 output is the fp32 result rounded to nearest-even: bitwise
+// f32_to_bf16 of the same matmul's f32 output.  Random fractions make about
+// half of the results round up, so truncation (or rounding half away) fails.
+TEST_CASE("lowp matmul: bf16 output is the fp32 result rounded to nearest even") {
+    const int64_t M = 23, N = 70, K = 129;
+    tu::rng r(17);
+    std::vector<uint16_t> A(size_t(M * K)), B(size_t(K * N));
+    for (auto &v : A) v = lt::bf16_frac(r);
+    for (auto &v : B) v = lt::bf16_frac(r);
+    anvil_matmul_t hf = make_bf16_mm(M, N, K, anvil_dt_f32), hb = make_bf16_mm(M, N, K, anvil_dt_bf16);
+    size_t bytes = 0;
+    REQUIRE(anvil_matmul_packed_weights_size(hf, &bytes) == anvil_success);
+    std::vector<uint32_t> packed(bytes / 4 + 1);
+    REQUIRE(anvil_matmul_pack_weights(hf, B.data(), packed.data()) == anvil_success);
+    std::vector<float> Cf(size_t(M * N));
+    std::vector<uint16_t> Cb(size_t(M * N));
+    REQUIRE(anvil_matmul_execute(hf, A.data(), packed.data(), Cf.data(), nullptr) == anvil_success);
+    REQUIRE(anvil_matmul_execute(hb, A.data(), packed.data(), Cb.data(), nullptr) == anvil_success);
+    int64_t bad = 0, rounded_up = 0;
+    for (size_t t = 0; t < Cf.size(); ++t) {
+        bad += Cb[t] != lt::f32_to_bf16(Cf[t]);
+        rounded_up += (tu::bits(Cf[t]) >> 16) != Cb[t];  // differs from truncation
+    }
+    CHECK(bad == 0);
+    CHECK(rounded_up > int64_t(Cf.size()) / 4);  // the data really tells RNE from truncation
+    anvil_matmul_destroy(hf);
+    anvil_matmul_destroy(hb);
+}
+
+// NaN and infinity inputs propagate as IEEE arithmetic says: a NaN in A's
+// row i makes row i NaN; +inf times positive B entries gives +inf; inf
+// times a zero gives NaN; and they reach a bf16 output as NaN / inf.
+TEST_CASE("lowp bf16: NaN and infinity inputs") {
+    const int64_t M = 4, N = 40, K = 33;
+    std::vector<uint16_t> A(size_t(M * K), lt::f32_to_bf16(1.0f)), B(size_t(K * N), lt::f32_to_bf16(0.5f));
+    A[size_t(0 * K + 5)] = lt::f32_to_bf16(tu::qnan());
+    A[size_t(1 * K + 32)] = lt::f32_to_bf16(tu::inf());
+    A[size_t(2 * K + 7)] = lt::f32_to_bf16(-tu::inf());
+    B[size_t(7 * N + 3)] = 0;  // -inf * 0 = NaN in row 2, column 3
+    std::vector<float> C(size_t(M * N));
+    REQUIRE(anvil_gemm_bf16bf16f32('N', 'N', M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, C.data(), N) ==
+            anvil_success);
+    for (int64_t j = 0; j < N; ++j) {
+        CHECK(std::isnan(C[size_t(j)]));
+        CHECK(C[size_t(N + j)] == tu::inf());
+        if (j == 3)
+            CHECK(std::isnan(C[size_t(2 * N + j)]));
+        else
+            CHECK(C[size_t(2 * N + j)] == -tu::inf());
+        CHECK(C[size_t(3 * N + j)] == (j == 3 ? 16.0f : 16.5f));  // B(7, 3) = 0
+    }
+    anvil_matmul_t hb = make_bf16_mm(M, N, K, anvil_dt_bf16);
+    size_t bytes = 0;
+    REQUIRE(anvil_matmul_packed_weights_size(hb, &bytes) == anvil_success);
+    std::vector<uint32_t> packed(bytes / 4 + 1);
+    REQUIRE(anvil_matmul_pack_weights(hb, B.data(), packed.data()) == anvil_success);
+    std::vector<uint16_t> Cb(size_t(M * N));
+    REQUIRE(anvil_matmul_execute(hb, A.data(), packed.data(), Cb.data(), nullptr) == anvil_success);
+    for (int64_t j = 0; j < N; ++j) {
+        CHECK(std::isnan(lt::bf16_to_f32(Cb[size_t(j)])));
+        CHECK(lt::bf16_to_f32(Cb[size_t(N + j)]) == tu::inf());
+        CHECK(lt::bf16_to_f32(Cb[size_t(3 * N + j)]) == (j == 3 ? 16.0f : 16.5f));
+    }
+    anvil_matmul_destroy(hb);
+}
+
+}  // namespace
