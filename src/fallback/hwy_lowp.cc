@@ -508,6 +508,11 @@ const lp_backend *highway_lp_backend() {
 
 void convert_f32_to_bf16(const float *src, uint16_t *dst, int64_t n) {
     if (n <= 0) return;
+    if (cpu::effective_tier(false) >= anvil_isa_avx512_core)
+        if (jit_convert_fn f = jit_bf16_convert_kernel(true)) {
+            f(src, dst, n);
+            return;
+        }
     if (const fallback::hwy_lp_target *t = fallback::lp::current_target()) {
         t->f32_to_bf16(src, dst, n);
         return;
@@ -517,6 +522,11 @@ void convert_f32_to_bf16(const float *src, uint16_t *dst, int64_t n) {
 
 void convert_bf16_to_f32(const uint16_t *src, float *dst, int64_t n) {
     if (n <= 0) return;
+    if (cpu::effective_tier(false) >= anvil_isa_avx512_core)
+        if (jit_convert_fn f = jit_bf16_convert_kernel(false)) {
+            f(src, dst, n);
+            return;
+        }
     if (const fallback::hwy_lp_target *t = fallback::lp::current_target()) {
         t->bf16_to_f32(src, dst, n);
         return;
