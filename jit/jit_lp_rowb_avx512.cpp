@@ -1,0 +1,231 @@
+#include "jit/jit_lp_rowb_avx512.h"
+
+#include <cstddef>
+
+namespace anvil::jit {
+
+using namespace Xbyak;
+using lowp::lp_rowb_args;
+
+std::string jit_lp_rowb_avx512::kernel_name(const lowp::lp_rowb_desc &d) {
+    return "lp_rowb_avx512_m" + std::to_string(d.m) + "_n" + std::to_string(d.n);
+}
+
+jit_lp_rowb_avx512::jit_lp_rowb_avx512(const lowp::lp_rowb_desc &d) : m_(d.m), n_(d.n) {
+    if (!lowp::lp_rowb_shape_ok(d)) XBYAK_THROW(ERR_INTERNAL)
+    nv_ = (n_ + kBlock - 1) / kBlock;
+
+    preamble({});
+    load_args();
+    zero_acc();
+    k_loop();
+    unpermute_and_store();
+    postamble();
+}
+
+// ------------------------------------------------------------ addressing
+
+// Rows 0..3 off one base: x86 scales give 1 and 2 strides, the 3x register
+// the third.
+RegExp jit_lp_rowb_avx512::a_at(int i) const {
+    switch (i) {
+        case 0: return RegExp(reg_a);
+        case 1: return reg_a + reg_ars;
+        case 2: return reg_a + reg_ars * 2;
+        default: return reg_a + reg_ars3;
+    }
+}
+
+RegExp jit_lp_rowb_avx512::b_at(const Reg64 &base, int r, int disp) const {
+    switch (r) {
+        case 0: return base + disp;
+        case 1: return base + reg_brs + disp;
+        case 2: return base + reg_brs * 2 + disp;
+        default: return base + reg_brs3 + disp;
+    }
+}
+
+RegExp jit_lp_rowb_avx512::c_row(int i) const {
+    switch (i) {
+        case 0: return RegExp(reg_c);
+        case 1: return reg_c + reg_ldc;
+        case 2: return reg_c + reg_ldc * 2;
+        default: return reg_c + reg_ldc3;
+    }
+}
+
+// ------------------------------------------------------------ K loop
+
+void jit_lp_rowb_avx512::load_args() {
+    // The column mask of a partial last block first, while rax is free
+    // (n is known here, so it is a constant).
+    const int nb = block_cols(nv_ - 1);
+    if (nb < kBlock) {
+        mov(rax, (uint64_t(1) << nb) - 1);
+        kmovq(k_cols, rax);
+    }
+    mov(reg_a, ptr[reg_args + offsetof(lp_rowb_args, a)]);
+    mov(reg_ars, ptr[reg_args + offsetof(lp_rowb_args, a_rs)]);
+    if (m_ > 3) lea(reg_ars3, ptr[reg_ars + reg_ars * 2]);
+    mov(reg_b, ptr[reg_args + offsetof(lp_rowb_args, b)]);
+    mov(reg_brs, ptr[reg_args + offsetof(lp_rowb_args, b_rs)]);
+    lea(reg_brs3, ptr[reg_brs + reg_brs * 2]);
+    // reg_pf = b + 4 * kPrefetchGroups * b_rs.
+    mov(reg_pf, reg_brs);
+    imul(reg_pf, reg_pf, kGroup * kPrefetchGroups);
+    add(reg_pf, reg_b);
+    mov(reg_k, ptr[reg_args + offsetof(lp_rowb_args, k)]);
+    shr(reg_k, 2);  // full groups
+}
+
+void jit_lp_rowb_avx512::zero_acc() {
+    for (int i = 0; i < m_; ++i)
+        for (int v = 0; v < nv_; ++v)
+            for (int q = 0; q < block_vecs(v); ++q) vpxord(acc(i, v, q), acc(i, v, q), acc(i, v, q));
+}
+
+// B rows stream from memory (weights, each read once per call), one row
+// per b_rs bytes: a page or more apart for wide matrices, a pattern the
+// hardware prefetchers (which stay within a page) do not follow.  Each
+// full group prefetches the lines of the same 4 rows kPrefetchGroups
+// groups ahead; rows past K are harmless (a prefetch never faults).
+void jit_lp_rowb_avx512::prefetch_group() {
+    for (int r = 0; r < kGroup; ++r) {
+        for (int v = 0; v < nv_; ++v) prefetcht0(ptr[b_at(reg_pf, r, v * kBlock)]);
+        // An unaligned row's columns straddle one more line.
+        prefetcht0(ptr[b_at(reg_pf, r, n_ - 1)]);
+    }
+}
+
+void jit_lp_rowb_avx512::load_interleave(int v, int rows, Zmm out[4]) {
+    const Zmm t0 = b_reg(0), t1 = b_reg(1), t2 = b_reg(2), t3 = b_reg(3), t4 = b_reg(4);
+    const Zmm row_reg[4] = {t0, t1, t2, t3};
+    const bool masked = block_cols(v) < kBlock;
+    const int vecs = block_vecs(v);
+    for (int r = 0; r < kGroup; ++r) {
+        const Zmm x = row_reg[r];
+        if (r >= rows)
+            vpxord(x, x, x);  // a row >= K: zeros, never read
+        else if (masked)
+            vmovdqu8(x | k_cols | T_z, ptr[b_at(reg_b, r, v * kBlock)]);
+        else
+            vmovdqu8(x, ptr[b_at(reg_b, r, v * kBlock)]);
+    }
+    // Bytes to words: per 128-bit lane, lo = columns 0..7, hi = 8..15,
+    // each word (B(k, c), B(k+1, c)) or (B(k+2, c), B(k+3, c)).  The hi
+    // halves only when vectors 2, 3 are needed.
+    vpunpcklbw(t4, t0, t1);                  // lo01
+    if (vecs > 2) vpunpckhbw(t1, t0, t1);    // hi01
+    vpunpcklbw(t0, t2, t3);                  // lo23
+    if (vecs > 2) vpunpckhbw(t3, t2, t3);    // hi23
+    // Words to dwords B(k .. k+3, c): vector q holds columns 4q .. 4q+3
+    // of every 128-bit lane.
+    vpunpcklwd(t2, t4, t0);                  // q = 0
+    if (vecs > 1) vpunpckhwd(t4, t4, t0);    // q = 1
+    if (vecs > 2) vpunpcklwd(t0, t1, t3);    // q = 2
+    if (vecs > 3) vpunpckhwd(t1, t1, t3);    // q = 3
+    out[0] = t2;
+    out[1] = t4;
+    out[2] = t0;
+    out[3] = t1;
+}
+
+void jit_lp_rowb_avx512::group(int rows, bool prefetch) {
+    // A(i, k .. k+3) as one dword in every lane.  For a last group of fewer
+    // than 4 rows the dword reaches past K into the row's padding, which
+    // meets B's zero rows.
+    for (int i = 0; i < m_; ++i) vpbroadcastd(a_vec(i), ptr[a_at(i)]);
+    if (prefetch) prefetch_group();
+    for (int v = 0; v < nv_; ++v) {
+        Zmm b[4];
+        load_interleave(v, rows, b);
+        // vpdpbusd's first source is the unsigned one: A (u8).
+        for (int q = 0; q < block_vecs(v); ++q)
+            for (int i = 0; i < m_; ++i) vpdpbusd(acc(i, v, q), a_vec(i), b[q], EvexEncoding);
+    }
+}
+
+void jit_lp_rowb_avx512::advance() {
+    add(reg_a, kGroup);
+    lea(reg_b, ptr[reg_b + reg_brs * 4]);
+    lea(reg_pf, ptr[reg_pf + reg_brs * 4]);
+}
+
+// Main loop over full groups, then one group of K % 4 rows (1..3) if any:
+// three variants, of which one runs, off the hot path.
+void jit_lp_rowb_avx512::k_loop() {
+    Label main, after_main, rows1, rows2, done;
+    test(reg_k, reg_k);
+    jz(after_main, T_NEAR);
+    align(16);
+    L(main);
+    group(kGroup, true);
+    advance();
+    dec(reg_k);
+    jnz(main, T_NEAR);
+    L(after_main);
+    mov(reg_k, ptr[reg_args + offsetof(lp_rowb_args, k)]);
+    and_(reg_k, kGroup - 1);
+    jz(done, T_NEAR);
+    cmp(reg_k, 2);
+    jb(rows1, T_NEAR);
+    je(rows2, T_NEAR);
+    group(3, false);
+    jmp(done, T_NEAR);
+    L(rows1);
+    group(1, false);
+    jmp(done, T_NEAR);
+    L(rows2);
+    group(2, false);
+    L(done);
+}
+
+// ------------------------------------------------------------ stores
+
+// Accumulator q of block v holds, in 128-bit lane L, columns 16L + 4q ..
+// 16L + 4q + 3: so output vector w (columns 16w .. 16w + 15) is lane w of
+// accumulators 0, 1, 2, 3 -- a 4 x 4 transpose of 128-bit lanes, two
+// rounds of vshufi32x4.  Vectors a block does not have (<= 16 columns) are
+// stood in for by vector 0: their lanes land in columns >= n, masked off.
+void jit_lp_rowb_avx512::store_block(int i, int v) {
+    const int cols = block_cols(v), vecs = block_vecs(v);
+    const int outs = (cols + 15) / 16;  // output vectors with columns < n
+    Zmm a[4];
+    for (int q = 0; q < 4; ++q) a[q] = acc(i, v, q < vecs ? q : 0);
+    const Zmm t0 = tmp(0), t1 = tmp(1), t2 = tmp(2), t3 = tmp(3);
+    vshufi32x4(t0, a[0], a[1], 0x44);  // a0.L0 a0.L1 a1.L0 a1.L1
+    vshufi32x4(t2, a[2], a[3], 0x44);  // a2.L0 a2.L1 a3.L0 a3.L1
+    if (outs > 2) {
+        vshufi32x4(t1, a[0], a[1], 0xEE);  // a0.L2 a0.L3 a1.L2 a1.L3
+        vshufi32x4(t3, a[2], a[3], 0xEE);  // a2.L2 a2.L3 a3.L2 a3.L3
+    }
+    // Into the accumulators of this block, which are dead now (a[0] may
+    // stand for missing ones, but then only out 0 is made, last).
+    Zmm out[4] = {acc(i, v, 0), acc(i, v, 1), acc(i, v, 2), acc(i, v, 3)};
+    if (outs > 1) vshufi32x4(out[1], t0, t2, 0xDD);  // lane 1 of each
+    if (outs > 2) vshufi32x4(out[2], t1, t3, 0x88);  // lane 2 of each
+    if (outs > 3) vshufi32x4(out[3], t1, t3, 0xDD);  // lane 3 of each
+    vshufi32x4(out[0], t0, t2, 0x88);                // lane 0 of each
+    for (int w = 0; w < outs; ++w) {
+        const Address dst = ptr[c_row(i) + (v * kBlock + w * 16) * 4];
+        if (cols - w * 16 < 16)
+            vmovdqu32(dst | k_store, out[w]);
+        else
+            vmovdqu32(dst, out[w]);
+    }
+}
+
+void jit_lp_rowb_avx512::unpermute_and_store() {
+    mov(reg_c, ptr[reg_args + offsetof(lp_rowb_args, acc)]);
+    mov(reg_ldc, ptr[reg_args + offsetof(lp_rowb_args, acc_ld)]);
+    shl(reg_ldc, 2);
+    if (m_ > 3) lea(reg_ldc3, ptr[reg_ldc + reg_ldc * 2]);
+    if (n_ % 16) {
+        mov(eax, (1u << (n_ % 16)) - 1);
+        kmovw(k_store, eax);
+    }
+    for (int i = 0; i < m_; ++i)
+        for (int v = 0; v < nv_; ++v) store_block(i, v);
+}
+
+}  // namespace anvil::jit

@@ -1,0 +1,93 @@
+// AVX-512 VNNI generator of the int8 rowb kernel (lowp/lp_rowb.h): B read in
+// place as K rows of n bytes (row-major), specialised on m (1..4) and n
+// (1..rowb_max_n(m)).
+//
+// K is walked in groups of 4 B rows.  For each 64-column block of a group
+// the 4 rows are loaded (zero-masked loads for a partial last block, so no
+// column >= n is touched) and their bytes interleaved into 4 zmm whose
+// dwords hold B(k .. k+3, j): vpunpck{l,h}bw of rows (0, 1) and (2, 3),
+// then vpunpck{l,h}wd of those.  The unpacks work inside 128-bit lanes, so
+// interleaved vector q holds, at dword 4 * L + d, column 16 * L + 4 * q + d
+// of the block (L: 128-bit lane).  vpdpbusd accumulates A(i, k .. k+3)
+// (one broadcast dword, u8: the first source) times each of them.  The
+// accumulators keep that permuted column order through the K loop; a 4 x 4
+// transpose of 128-bit lanes (8 vshufi32x4) puts it right before the
+// stores.  A last group of 1..3 rows (K % 4) uses zero vectors for the
+// missing rows: no row >= K is read.
+#pragma once
+#include <string>
+
+#include "jit/jit_generator.h"
+#include "lowp/lp_rowb.h"
+
+namespace anvil::jit {
+
+class jit_lp_rowb_avx512 : public jit_generator {
+public:
+    static constexpr int kBlock = lowp::kRowbBlockCols;  // columns per zmm of B bytes
+    static constexpr int kGroup = 4;                     // B rows per vpdpbusd
+    static constexpr int kPrefetchGroups = 16;           // B prefetch distance (groups)
+
+    explicit jit_lp_rowb_avx512(const lowp::lp_rowb_desc &d);
+    static std::string kernel_name(const lowp::lp_rowb_desc &d);
+
+private:
+    // ---- register map
+    // zmm: accumulators from zmm0 up, (row i, block v, interleaved vector
+    // q) at (i * nv + v) * 4 + q; the m A broadcasts from zmm31 down; below
+    // them the 5 registers of one block's B rows and interleaving (reused
+    // block after block: renaming removes the false dependencies).
+    Xbyak::Zmm acc(int i, int v, int q) const { return Xbyak::Zmm((i * nv_ + v) * 4 + q); }
+    Xbyak::Zmm a_vec(int i) const { return Xbyak::Zmm(31 - i); }
+    Xbyak::Zmm b_reg(int t) const { return Xbyak::Zmm(31 - m_ - t); }  // t in 0..4
+    // Scratch for the final transpose (the A and B registers are free by then).
+    Xbyak::Zmm tmp(int t) const { return Xbyak::Zmm(31 - t); }
+
+    // General registers (System V: the args pointer arrives in rdi and is
+    // kept; only caller-saved registers are used).
+    const Xbyak::Reg64 reg_args = rdi;
+    const Xbyak::Reg64 reg_a = rsi;      // A(0, k) of the current group
+    const Xbyak::Reg64 reg_ars = rdx;    // a_rs
+    const Xbyak::Reg64 reg_ars3 = r8;    // 3 * a_rs (m == 4)
+    const Xbyak::Reg64 reg_b = r9;       // B(k, 0) of the current group
+    const Xbyak::Reg64 reg_brs = r10;    // b_rs
+    const Xbyak::Reg64 reg_brs3 = r11;   // 3 * b_rs
+    const Xbyak::Reg64 reg_pf = rax;     // B(k + 4 * kPrefetchGroups, 0)
+    const Xbyak::Reg64 reg_k = rcx;      // full groups left, then K % 4
+    // After the K loop.
+    const Xbyak::Reg64 reg_c = rsi;      // acc
+    const Xbyak::Reg64 reg_ldc = rdx;    // acc_ld in bytes
+    const Xbyak::Reg64 reg_ldc3 = r8;    // 3 * acc_ld in bytes (m == 4)
+    const Xbyak::Opmask k_cols = k1;     // the columns of a partial last block
+    const Xbyak::Opmask k_store = k2;    // the columns of a partial last store
+
+    // Addresses: A(i, k), B(k + r, v * 64 + disp) off base, acc row i.
+    Xbyak::RegExp a_at(int i) const;
+    Xbyak::RegExp b_at(const Xbyak::Reg64 &base, int r, int disp) const;
+    Xbyak::RegExp c_row(int i) const;
+
+    // Columns of block v (64 but for the last), and how many interleaved
+    // vectors it needs: vector q covers columns 4q .. 4q+3 of every lane,
+    // so a block of <= 16 columns needs only ceil(cols / 4).
+    int block_cols(int v) const { return v + 1 < nv_ ? kBlock : n_ - v * kBlock; }
+    int block_vecs(int v) const { return block_cols(v) > 16 ? 4 : (block_cols(v) + 3) / 4; }
+
+    // ---- steps of the kernel, in order
+    void load_args();          // pointers, strides, group count, column mask
+    void zero_acc();
+    void k_loop();
+    // One group of `rows` (1..4) B rows; full groups prefetch ahead.
+    void group(int rows, bool prefetch);
+    void prefetch_group();
+    // Loads rows 0..rows-1 of block v (zeros for the others) and leaves
+    // the interleaved vectors in out[0..block_vecs(v)-1].
+    void load_interleave(int v, int rows, Xbyak::Zmm out[4]);
+    void advance();
+    void unpermute_and_store();
+    void store_block(int i, int v);
+
+    int m_, n_;
+    int nv_;  // 64-column blocks: ceil(n / 64)
+};
+
+}  // namespace anvil::jit

@@ -1,0 +1,61 @@
+// get_lp_rowb_kernel (lowp/lp_rowb.h): the AVX-512 VNNI rowb kernels, generated
+// on first use and cached by descriptor like the lp micro-kernels
+// (jit_lp_backend.cpp): a per-thread front cache, then the shared cache.
+#include "cache/kernel_cache.h"
+#include "cpu/isa.h"
+#include "jit/jit_front_cache.h"
+#include "jit/jit_lp_rowb_avx512.h"
+#include "lowp/lp_rowb.h"
+
+namespace anvil::lowp {
+namespace {
+
+constexpr uint32_t kNeeds = cpu::f_avx512_core | cpu::f_avx512_vnni;
+
+thread_local jit::front_cache t_front_rowb;
+
+}  // namespace
+
+anvil_status_t get_lp_rowb_kernel(const lp_rowb_desc &desc, lp_rowb_fn *fn,
+                                 std::shared_ptr<const void> *keep_alive) {
+    if (!fn || !keep_alive || !lp_rowb_shape_ok(desc)) return anvil_invalid_argument;
+    if (desc.tier > anvil_isa_amx ||
+        (cpu::tier_features(anvil_isa_t(desc.tier)) & kNeeds) != kNeeds)
+        return anvil_unsupported;
+    // What the CPU has, not the cap: the driver applies the cap.
+    if ((cpu::info().detected & kNeeds) != kNeeds) return anvil_unsupported;
+
+    // As cached: one kernel per shape whatever tier asked for it, and no
+    // stray reserved bytes.
+    const lp_rowb_desc d = make_lp_rowb_desc(uint8_t(anvil_isa_avx512_core_vnni), desc.m, desc.n);
+    const uint64_t bits = jit::desc_bits(d);
+    const cache::kernel_ptr *hit = t_front_rowb.find(bits);
+    cache::kernel_ptr k;
+    if (hit) {
+        cache::note_front_hit();
+    } else {
+        std::string key = "lp_rowb_avx512:";
+        key.append(reinterpret_cast<const char *>(&d), sizeof(d));
+        const anvil_status_t st = cache::get_or_generate(
+            key,
+            [&](cache::kernel_ptr *made) -> anvil_status_t {
+                try {
+                    jit::jit_lp_rowb_avx512 gen(d);
+                    return gen.finalize(jit::jit_lp_rowb_avx512::kernel_name(d), made);
+                } catch (const Xbyak::Error &) {
+                    return anvil_jit_error;
+                } catch (const std::bad_alloc &) {
+                    return anvil_out_of_memory;
+                }
+            },
+            &k);
+        if (st != anvil_success) return st;
+        t_front_rowb.put(bits, k);
+        hit = &k;
+    }
+    *fn = reinterpret_cast<lp_rowb_fn>(const_cast<void *>((*hit)->entry()));
+    *keep_alive = *hit;
+    return anvil_success;
+}
+
+}  // namespace anvil::lowp
