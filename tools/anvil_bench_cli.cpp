@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "anvil_bench_attr.h"
 #include "anvil_bench_problem.h"
 
 namespace anvil_bench {
@@ -14,6 +15,8 @@ void print_usage(std::FILE *f) {
         "              [--batch FILE ...] [--trans NN|NT|TN|TT] [--threads N] [--isa CAP]\n"
         "              [--mode check|perf] [--vs onednn|none] [--planned] [--cold]\n"
         "              [--csv[=FILE]] [--json[=FILE]]\n"
+        "              [--dst DT] [--attr-post-ops=OPS] [--attr-scales=S]\n"
+        "              [--attr-zero-points=ZP] [--bias] [--chain-cost]   (lowp --planned)\n"
         "  anvil-bench --peak [--threads N]   fp32 FMA, bf16 and int8 dot-product peaks\n"
         "\n"
         "shapes: MxNxK (C is MxN, K the reduction) or benchdnn's MxK:KxN[_n\"name\"];\n"
@@ -31,7 +34,7 @@ void print_usage(std::FILE *f) {
         "         primitive with prepacked weights vs anvil's planned handle (packing\n"
         "         outside the timing).  For M <= 4 also GB/s of weights; --cold rotates\n"
         "         weight buffers (> 4 x 32 MiB in all) so they come from DRAM.\n"
-        "low-precision types (--dt; no --planned / --cold):\n"
+        "low-precision types (--dt; no --cold):\n"
         "  bf16     anvil_gemm_bf16bf16f32 vs oneDNN's bf16 matmul (f32 dst) on plain\n"
         "           weights and vs the same with prepacked weights: two ratios\n"
         "  u8s8s32  anvil_gemm_u8s8s32 vs dnnl_gemm_u8s8s32 (offsetc F, ao = bo = 0)\n"
@@ -42,6 +45,33 @@ void print_usage(std::FILE *f) {
         "  reference at points and vs every oneDNN result element by element (int8\n"
         "  exact but for 1 off at .5 ties; bf16 exact with --data ints, else within\n"
         "  twice the gamma bound); exits 1 on a mismatch.\n"
+        "low-precision matmul handle (--dt bf16|u8s8s32|s8s8s32 --planned):\n"
+        "  anvil_matmul_* with the weights packed once vs oneDNN's matmul primitive\n"
+        "  with prepacked weights (format_tag::any, reordered once), both outside the\n"
+        "  timing, with the same attributes:\n"
+        "  --dst f32|bf16|s32|u8|s8   output type (default f32 for bf16, s32 for int8;\n"
+        "                     bf16 inputs give f32 or bf16)\n"
+        "  --attr-post-ops=OP[+OP...]  at most 8, applied in order:\n"
+        "                     relu  leaky_relu[:ALPHA] (0.1)  clip:LO:HI  gelu_tanh\n"
+        "                     gelu_erf  silu (swish)  sigmoid (logistic)  tanh\n"
+        "                     add[:f32|bf16][:per_oc]  mul[:f32|bf16][:per_oc]\n"
+        "                     (binary operand: an M x N tensor, or with per_oc a vector\n"
+        "                     of N; type f32 unless bf16 is given)\n"
+        "  --attr-scales=common:S | per_oc[:S]   per_oc: S * 2^((j mod 5) - 3)\n"
+        "  --attr-zero-points=src:V,wei:V,dst:V  (int8; any subset)\n"
+        "  --bias             N fp32 values, added after the scale (oneDNN 2.6 adds\n"
+        "                     bias before scaling: it gets bias / scale)\n"
+        "  --chain-cost       (perf) also time both libraries without attributes\n"
+        "                     (default output, nothing else) and print the chain's\n"
+        "                     cost in % of that plain matmul\n"
+        "  Per element: acc -> float(acc) * scale -> + bias -> post-ops -> + dst zero\n"
+        "  point -> output (RNE, saturating).  check: anvil and oneDNN vs a reference\n"
+        "  of that chain in fp32 (every point for small shapes, else sampled) and\n"
+        "  anvil vs oneDNN element by element: equal bits, or both within their\n"
+        "  error bounds of the reference (exact chains -- no transcendental op, int8\n"
+        "  or bf16 --data ints -- allow only a .5 tie of an integer output rounded\n"
+        "  the other way by oneDNN); exits 1 when anvil is wrong.  Operand values:\n"
+        "  bias in [-20, 20], add operands in [-9, 9], mul operands in [-2, 2].\n"
         "options:\n"
         "  --isa CAP          anvil_set_max_isa before any compute call\n"
         "                     (scalar avx2 avx512_core avx512_core_vnni avx512_core_bf16 amx)\n"
@@ -163,6 +193,44 @@ bool parse_cli(int argc, char **argv, options *o, std::string *err) {
                 return false;
             }
             o->vs = v;
+        } else if (a == "--dst") {
+            if (!need(&v)) return false;
+            anvil_data_type_t t;
+            if (!parse_dst(v, &t)) {
+                *err = "--dst " + v + ": expected f32, bf16, s32, u8 or s8";
+                return false;
+            }
+            o->dst = v;
+            o->attr_flags.push_back(a);
+        } else if (a == "--attr-post-ops") {
+            if (!need(&v)) return false;
+            std::vector<post_op_spec> ops;
+            std::string why;
+            if (!parse_post_ops(v, &ops, &why)) {
+                *err = "--attr-post-ops=" + v + ": " + why;
+                return false;
+            }
+            o->post_ops = v;
+            o->attr_flags.push_back(a);
+        } else if (a == "--attr-scales" || a == "--attr-oscale") {
+            if (!need(&v)) return false;
+            int mode = 0;
+            float sc = 0;
+            if (!parse_scales(v, &mode, &sc, err)) return false;
+            o->scales = v;
+            o->attr_flags.push_back(a);
+        } else if (a == "--attr-zero-points") {
+            if (!need(&v)) return false;
+            int32_t z1, z2, z3;
+            if (!parse_zero_points(v, &z1, &z2, &z3, err)) return false;
+            o->zero_points = v;
+            o->attr_flags.push_back(a);
+        } else if (a == "--bias") {
+            o->bias = true;
+            o->attr_flags.push_back(a);
+        } else if (a == "--chain-cost") {
+            o->chain_cost = true;
+            o->attr_flags.push_back(a);
         } else if (a == "--planned") {
             o->planned = true;
         } else if (a == "--cold") {
@@ -251,8 +319,20 @@ bool parse_cli(int argc, char **argv, options *o, std::string *err) {
         *err = "perf mode needs --trials >= 3";
         return false;
     }
-    if (o->dt != "f32" && (o->planned || o->cold)) {
-        *err = std::string(o->planned ? "--planned" : "--cold") + " is only implemented for --dt f32";
+    if (o->dt != "f32" && o->cold) {
+        *err = "--cold is only implemented for --dt f32";
+        return false;
+    }
+    if (!o->attr_flags.empty() && (o->dt == "f32" || !o->planned)) {
+        *err = o->attr_flags[0] +
+               (o->dt == "f32" ? " is for the low-precision matmul handle; the f32 planned handle "
+                                 "has no attributes (use --dt bf16|u8s8s32|s8s8s32 --planned)"
+                               : " needs --planned (attributes belong to anvil's low-precision "
+                                 "matmul handle, not to the BLAS-style anvil_gemm_* calls)");
+        return false;
+    }
+    if (o->chain_cost && o->mode != bench_mode::perf) {
+        *err = "--chain-cost needs --mode perf";
         return false;
     }
     if (o->trials_big == 0) o->trials_big = o->trials;

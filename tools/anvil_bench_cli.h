@@ -37,6 +37,16 @@ struct options {
     double peak_gflops = 0;            // --peak-gflops: use instead of probing
     int perf_points = 48;              // sampled points checked after each trial
     int check_points = 1024;           // sampled points in check mode (big shapes)
+    // Low-precision matmul handle (--planned with --dt bf16|u8s8s32|s8s8s32);
+    // the grammar is in anvil_bench_attr.h.  Kept as given, parsed there.
+    std::string dst;                   // --dst ("" = the type's default)
+    std::string post_ops;              // --attr-post-ops
+    std::string scales;                // --attr-scales
+    std::string zero_points;           // --attr-zero-points
+    bool bias = false;                 // --bias
+    bool chain_cost = false;           // --chain-cost: also time the bare matmul
+    // The option names given that need the matmul handle (for the error).
+    std::vector<std::string> attr_flags;
 };
 
 bool parse_cli(int argc, char **argv, options *o, std::string *err);

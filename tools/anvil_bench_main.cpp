@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "anvil_bench_attr.h"
 #include "anvil_bench_cli.h"
 #include "anvil_bench_gemm.h"
 #include "anvil_bench_lowp.h"
@@ -101,6 +102,15 @@ int main(int argc, char **argv) {
     if (o.command == "help") {
         print_usage(stdout);
         return 0;
+    }
+    if (o.dt != "f32" && o.planned) {
+        lowp_dt dt = lowp_dt::bf16;
+        parse_lowp_dt(o.dt, &dt);
+        attr_spec a;
+        if (!build_attr_spec(o, dt, &a, &err)) {
+            std::fprintf(stderr, "anvil-bench: %s (see anvil-bench --help)\n", err.c_str());
+            return 2;
+        }
     }
     // The ISA cap must be set before anything computes (it freezes then).
     if (!o.isa.empty() && !apply_isa(o.isa)) return 2;
@@ -198,11 +208,15 @@ int main(int argc, char **argv) {
                      problems.size());
 
     const bool lowp = o.dt != "f32";
-    const int failures = o.mode == bench_mode::perf
-                             ? (lowp ? run_perf_lowp(o, ctx, problems, rep)
-                                     : run_perf(o, ctx, problems, rep))
-                             : (lowp ? run_check_lowp(o, ctx, problems, rep)
-                                     : run_check(o, ctx, problems, rep));
+    const bool matmul = lowp && o.planned;  // the low-precision matmul handle
+    const int failures =
+        o.mode == bench_mode::perf
+            ? (matmul ? run_perf_matmul(o, ctx, problems, rep)
+               : lowp ? run_perf_lowp(o, ctx, problems, rep)
+                      : run_perf(o, ctx, problems, rep))
+            : (matmul ? run_check_matmul(o, ctx, problems, rep)
+               : lowp ? run_check_lowp(o, ctx, problems, rep)
+                      : run_check(o, ctx, problems, rep));
     rep.finish(failures, skipped);
     std::fprintf(t, "# %zu problem(s), %d failure(s)\n", problems.size(), failures);
     return failures ? 1 : 0;

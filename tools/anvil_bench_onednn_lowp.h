@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "anvil_bench_attr.h"
 #include "anvil_bench_lowp.h"
 
 namespace anvil_bench {
@@ -25,6 +26,22 @@ public:
     // alpha becomes an output scale, beta a sum post-op.
     bool init(lowp_dt dt, const gemm_problem &p, const void *A, const void *B, void *C,
               float alpha, float beta, bool prepacked, std::string *err);
+    void execute();
+    const std::string &impl() const;
+
+private:
+    struct state;
+    std::unique_ptr<state> s_;
+};
+
+// The oneDNN matmul primitive with an attr_spec's attributes and prepacked
+// weights (format_tag::any, reordered once in init).
+class onednn_attr_matmul {
+public:
+    onednn_attr_matmul();
+    ~onednn_attr_matmul();
+    bool init(lowp_dt dt, const gemm_problem &p, const void *A, const void *B, void *C,
+              const attr_spec &a, const attr_data &ad, std::string *err);
     void execute();
     const std::string &impl() const;
 

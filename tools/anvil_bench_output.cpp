@@ -59,7 +59,8 @@ reporter::reporter(const options &o, const run_info &info) : o_(o), info_(info) 
                      "op,dt,trans,M,N,K,threads,isa,anvil_gflops,peer,peer_gflops,ratio,pct_peak,"
                      "status,variant,anvil_spread_pct,peer_spread_pct,anvil_gbps,peer_gbps,"
                      "peer_pct_peak,peer_impl,backend,peer2,peer2_gflops,ratio2,peer2_pct_peak,"
-                     "peer2_spread_pct,peer2_gbps,peer2_impl\n");
+                     "peer2_spread_pct,peer2_gbps,peer2_impl,attrs,base_anvil_gflops,chain_cost_pct,"
+                     "base_peer_gflops,peer_chain_cost_pct\n");
         std::fflush(csv_);
     }
 }
@@ -75,9 +76,10 @@ const char *dt_unit(const std::string &dt) {
 
 void reporter::text_row(const row &r) {
     std::FILE *f = text_;
-    std::fprintf(f, "%-5s %s%s%s %s %-16s T=%d %s%s: ", r.status.c_str(),
+    std::fprintf(f, "%-5s %s%s%s %s %-16s%s%s%s T=%d %s%s: ", r.status.c_str(),
                  r.dt == "f32" ? "" : r.dt.c_str(), r.dt == "f32" ? "" : " ", r.variant.c_str(),
-                 r.p.trans().c_str(), r.p.shape().c_str(), r.threads, r.isa.c_str(),
+                 r.p.trans().c_str(), r.p.shape().c_str(), r.attrs.empty() ? "" : " [",
+                 r.attrs.c_str(), r.attrs.empty() ? "" : "]", r.threads, r.isa.c_str(),
                  r.cold ? " cold" : "");
     if (r.timed) {
         const char *unit = dt_unit(r.dt);
@@ -101,6 +103,13 @@ void reporter::text_row(const row &r) {
             peer(r.peer, r.peer_impl, r.peer_gflops, r.peer_pct_peak, r.peer_spread, r.ratio);
         if (!r.peer2.empty())
             peer(r.peer2, r.peer2_impl, r.peer2_gflops, r.peer2_pct_peak, r.peer2_spread, r.ratio2);
+        if (r.chain) {
+            std::fprintf(f, " | chain cost: anvil %+.1f%% (plain %.2f)", r.chain_cost,
+                         r.base_gflops);
+            if (r.peer_base_gflops > 0)
+                std::fprintf(f, ", %s %+.1f%% (plain %.2f)", r.peer.c_str(), r.peer_chain_cost,
+                             r.peer_base_gflops);
+        }
         if (r.p.M <= 4) {
             std::fprintf(f, " | weights GB/s anvil %.1f", r.anvil_gbps);
             if (!r.peer.empty()) std::fprintf(f, " %s %.1f", r.peer.c_str(), r.peer_gbps);
@@ -127,7 +136,10 @@ void reporter::csv_row(const row &r) {
         g(peer && r.peer_pct_peak > 0, r.peer_pct_peak), csv_field(r.peer_impl),
         csv_field(r.backend), csv_field(r.peer2), g(peer2, r.peer2_gflops),
         peer2 ? num(r.ratio2, "%.3f") : "", g(peer2 && r.peer2_pct_peak > 0, r.peer2_pct_peak),
-        g(peer2, 100 * r.peer2_spread), g(peer2 && gb, r.peer2_gbps), csv_field(r.peer2_impl)};
+        g(peer2, 100 * r.peer2_spread), g(peer2 && gb, r.peer2_gbps), csv_field(r.peer2_impl),
+        csv_field(r.attrs), g(t && r.chain, r.base_gflops), g(t && r.chain, r.chain_cost),
+        g(t && r.chain && r.peer_base_gflops > 0, r.peer_base_gflops),
+        g(t && r.chain && r.peer_base_gflops > 0, r.peer_chain_cost)};
     std::string line;
     for (size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
     std::fprintf(csv_, "%s\n", line.c_str());
@@ -176,6 +188,7 @@ void reporter::finish(int failures, const std::vector<skipped_line> &skipped) {
                      json_str(r.variant).c_str());
         std::fprintf(f, "\"cold\": %s, \"status\": %s, \"detail\": %s", r.cold ? "true" : "false",
                      json_str(r.status).c_str(), json_str(r.detail).c_str());
+        if (!r.attrs.empty()) std::fprintf(f, ", \"attrs\": %s", json_str(r.attrs).c_str());
         if (r.timed) {
             auto list = [](const std::vector<double> &v) {
                 std::string s = "[";
@@ -208,6 +221,14 @@ void reporter::finish(int failures, const std::vector<skipped_line> &skipped) {
                              num(r.peer2_pct_peak, "%.2f").c_str(), num(r.ratio2, "%.4f").c_str());
                 if (r.p.M <= 4)
                     std::fprintf(f, ", \"peer2_gbps\": %s", num(r.peer2_gbps, "%.2f").c_str());
+            }
+            if (r.chain) {
+                std::fprintf(f, ",\n     \"base_anvil_gflops\": %s, \"chain_cost_pct\": %s",
+                             num(r.base_gflops, "%.3f").c_str(), num(r.chain_cost, "%.2f").c_str());
+                if (r.peer_base_gflops > 0)
+                    std::fprintf(f, ", \"base_peer_gflops\": %s, \"peer_chain_cost_pct\": %s",
+                                 num(r.peer_base_gflops, "%.3f").c_str(),
+                                 num(r.peer_chain_cost, "%.2f").c_str());
             }
         }
         std::fprintf(f, "}");

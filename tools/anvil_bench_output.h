@@ -4,7 +4,12 @@
 //   op,dt,trans,M,N,K,threads,isa,anvil_gflops,peer,peer_gflops,ratio,pct_peak,status
 // followed by extra columns (variant,anvil_spread_pct,peer_spread_pct,
 // anvil_gbps,peer_gbps,peer_pct_peak,peer_impl,backend,peer2,peer2_gflops,
-// ratio2,peer2_pct_peak,peer2_spread_pct,peer2_gbps,peer2_impl).  The *_gflops
+// ratio2,peer2_pct_peak,peer2_spread_pct,peer2_gbps,peer2_impl,attrs,
+// base_anvil_gflops,chain_cost_pct,base_peer_gflops,peer_chain_cost_pct).
+// attrs: the low-precision matmul handle's attributes ("dst=bf16 bias
+// po=gelu_tanh+add:f32"; empty otherwise); base_* / *chain_cost_pct: with
+// --chain-cost, the same matmul without attributes and the cost of the
+// attributes in % of it (t_attrs / t_plain - 1).  The *_gflops
 // columns are GOP/s for the integer types (u8s8s32, s8s8s32).  peer2 is the
 // second oneDNN peer of the low-precision types (prepacked matmul); empty
 // for f32.  JSON holds the same rows plus the run's metadata (CPU, peak,
@@ -40,6 +45,11 @@ struct row {
     std::string peer2, peer2_impl;
     double peer2_gflops = 0, peer2_spread = 0, peer2_gbps = 0, ratio2 = 0, peer2_pct_peak = 0;
     std::vector<double> peer2_trials;
+    // low-precision matmul handle (--planned): attributes and chain cost
+    std::string attrs;
+    bool chain = false;
+    double base_gflops = 0, chain_cost = 0;            // anvil without attributes
+    double peer_base_gflops = 0, peer_chain_cost = 0;  // the peer without attributes
 };
 
 struct run_info {
