@@ -89,11 +89,15 @@ void jit_lp_rowb_avx512::zero_acc() {
 // hardware prefetchers (which stay within a page) do not follow.  Each
 // full group prefetches the lines of the same 4 rows kPrefetchGroups
 // groups ahead; rows past K are harmless (a prefetch never faults).
+// Measured on Zen 5, K = 4096, N = 4096 in calls of rowb_max_n columns, B
+// streamed: prefetcht2 (to L2) +10..15% over none and a little better than
+// prefetcht0; the extra line per row of an unaligned B is worth +25% then.
+// With B already in L2 the prefetches cost 10..25% (load slots).
 void jit_lp_rowb_avx512::prefetch_group() {
     for (int r = 0; r < kGroup; ++r) {
-        for (int v = 0; v < nv_; ++v) prefetcht0(ptr[b_at(reg_pf, r, v * kBlock)]);
+        for (int v = 0; v < nv_; ++v) prefetcht2(ptr[b_at(reg_pf, r, v * kBlock)]);
         // An unaligned row's columns straddle one more line.
-        prefetcht0(ptr[b_at(reg_pf, r, n_ - 1)]);
+        prefetcht2(ptr[b_at(reg_pf, r, n_ - 1)]);
     }
 }
 

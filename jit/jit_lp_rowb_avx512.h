@@ -26,7 +26,7 @@ class jit_lp_rowb_avx512 : public jit_generator {
 public:
     static constexpr int kBlock = lowp::kRowbBlockCols;  // columns per zmm of B bytes
     static constexpr int kGroup = 4;                     // B rows per vpdpbusd
-    static constexpr int kPrefetchGroups = 16;           // B prefetch distance (groups)
+    static constexpr int kPrefetchGroups = 16;           // B prefetch distance (groups): 64 rows
 
     explicit jit_lp_rowb_avx512(const lowp::lp_rowb_desc &d);
     static std::string kernel_name(const lowp::lp_rowb_desc &d);

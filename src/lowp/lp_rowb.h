@@ -54,7 +54,8 @@ constexpr int kRowbMaxM = 4;
 constexpr int kRowbBlockCols = 64;
 constexpr int rowb_max_blocks(int m) {
     // Registers allow 6, 3, 2, 1 blocks; 3 at most keeps n in a byte of the
-    // descriptor, and a fourth block gains nothing measurable for m = 1.
+    // descriptor (more blocks for m = 1 would only share the one A
+    // broadcast further: the interleaving per block is the cost).
     return m < 1 || m > kRowbMaxM ? 0 : ((32 - 5 - m) / (4 * m) < 3 ? (32 - 5 - m) / (4 * m) : 3);
 }
 constexpr int rowb_max_n(int m) { return kRowbBlockCols * rowb_max_blocks(m); }  // 192, 192, 128, 64
