@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "anvil/anvil.h"
 #include "cpu/isa.h"
 #include "lowp/bf16_convert.h"
 #include "lowp/lp_ref.h"
@@ -66,6 +67,29 @@ TEST_CASE("bf16 convert: JIT kernels match the scalar conversion bit for bit") {
         to_f32(s16, df, n);
         for (int64_t i = 0; i < n; ++i) CHECK(tu::bits(df[i]) == uint32_t(s16[i]) << 16);
     }
+}
+
+TEST_CASE("bf16 convert: public calls under every ISA cap, and their argument checks") {
+    const anvil_isa_t saved = anvil::cpu::effective_tier(false);
+    const float src[5] = {1.0f, 1.00390625f, 1.01171875f, -tu::inf(), tu::qnan()};
+    for (anvil_isa_t cap : {anvil_isa_scalar, anvil_isa_avx2, anvil_isa_avx512_core}) {
+        anvil::cpu::set_max_isa_for_test(cap);
+        uint16_t d[5];
+        REQUIRE(anvil_convert_f32_to_bf16(src, d, 5) == anvil_success);
+        for (int i = 0; i < 5; ++i) CHECK(d[i] == anvil::lowp::f32_to_bf16(src[i]));
+        CHECK(d[1] == 0x3f80);  // tie, even below
+        CHECK(d[2] == 0x3f82);  // tie, even above
+        float back[5];
+        REQUIRE(anvil_convert_bf16_to_f32(d, back, 5) == anvil_success);
+        CHECK(back[0] == 1.0f);
+    }
+    anvil::cpu::set_max_isa_for_test(saved);
+    uint16_t d[1];
+    float f[1];
+    CHECK(anvil_convert_f32_to_bf16(src, d, -1) == anvil_bad_size);
+    CHECK(anvil_convert_f32_to_bf16(nullptr, d, 1) == anvil_null_pointer);
+    CHECK(anvil_convert_bf16_to_f32(d, nullptr, 1) == anvil_null_pointer);
+    CHECK(anvil_convert_bf16_to_f32(nullptr, f, 0) == anvil_success);
 }
 }
 

@@ -158,6 +158,14 @@ ANVIL_API anvil_status_t anvil_gemm_plan_destroy(anvil_gemm_plan_t plan);
 /* bf16 values are stored as their 16 bits (the high half of an fp32). */
 typedef uint16_t anvil_bf16_t;
 
+/* dst[i] = src[i] rounded to bf16 (nearest even; NaN stays a quiet NaN with
+ * its sign; overflow rounds to infinity; denormals are rounded, not
+ * flushed), and the exact widening back.  n >= 0; any alignment. */
+ANVIL_API anvil_status_t anvil_convert_f32_to_bf16(const float *src,
+                                                   anvil_bf16_t *dst, int64_t n);
+ANVIL_API anvil_status_t anvil_convert_bf16_to_f32(const anvil_bf16_t *src,
+                                                   float *dst, int64_t n);
+
 /* C (fp32) = alpha * op(A) * op(B) + beta * C with A, B in bf16 and fp32
  * accumulation; anvil_sgemm's conventions (row-major, 'N'/'T', beta == 0
  * never reads C, K == 0 gives C = beta * C).  Every backend rounds alike:

@@ -4,6 +4,7 @@
 #include "anvil/anvil.h"
 #include "api/validate.h"
 #include "common/verbose.h"
+#include "lowp/bf16_convert.h"
 #include "lowp/lp_driver.h"
 #include "lowp/lp_epilogue.h"
 #include "threading/parallel.h"
@@ -72,6 +73,20 @@ anvil_status_t gemm_int8(bool a_signed, char transa, char transb, char offsetc, 
 }  // namespace
 
 extern "C" {
+
+anvil_status_t anvil_convert_f32_to_bf16(const float *src, anvil_bf16_t *dst, int64_t n) {
+    if (n < 0) return anvil_bad_size;
+    if (n > 0 && (!src || !dst)) return anvil_null_pointer;
+    lowp::convert_f32_to_bf16(src, dst, n);
+    return anvil_success;
+}
+
+anvil_status_t anvil_convert_bf16_to_f32(const anvil_bf16_t *src, float *dst, int64_t n) {
+    if (n < 0) return anvil_bad_size;
+    if (n > 0 && (!src || !dst)) return anvil_null_pointer;
+    lowp::convert_bf16_to_f32(src, dst, n);
+    return anvil_success;
+}
 
 anvil_status_t anvil_gemm_bf16bf16f32(char transa, char transb, int64_t M, int64_t N, int64_t K,
                                       float alpha, const anvil_bf16_t *A, int64_t lda,
