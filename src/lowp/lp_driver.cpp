@@ -16,7 +16,8 @@
 #include <cstring>
 
 #include "cpu/isa.h"
-#include "lowp/lp_dot.h"
+#include "lowp/lp_inplace.h"
+#include "lowp/lp_scratch.h"
 #include "threading/parallel.h"
 
 namespace anvil::lowp {
@@ -25,29 +26,6 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// A 64-byte aligned buffer that only grows; one per thread and purpose.
-class scratch {
-public:
-    ~scratch() { std::free(p_); }
-    void *get(int64_t bytes) {
-        if (bytes > cap_) {
-            void *q = std::aligned_alloc(64, size_t(round_up(std::max<int64_t>(bytes, 64), 64)));
-            if (!q) return nullptr;
-            std::free(p_);
-            p_ = q;
-            cap_ = bytes;
-        }
-        return p_;
-    }
-
-private:
-    void *p_ = nullptr;
-    int64_t cap_ = 0;
-};
-
-thread_local scratch t_acc;     // the caller's accumulator slots (one per worker)
-thread_local scratch t_apack;   // the caller's packed A + row sums
-thread_local scratch t_bpack;   // the caller's packed B + column sums
 
 // Work below which a second thread costs more than it saves (ops, 2*M*N*K).
 constexpr double kMinOpsPerThread = 4e6;
@@ -78,17 +56,6 @@ anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp
         }
     }
     return anvil_success;
-}
-
-// Bytes between packed rows of A: an odd number of cache lines.  A row
-// tile reads 12 rows in step; with a stride that is a multiple of 4 KiB
-// (K = 4096 int8) they would all share one L1 set (12 ways, which B and
-// the accumulators need too) and miss on every group.  An odd number of
-// 64-byte lines puts the 12 rows into 12 different sets.
-int64_t a_row_bytes(int64_t kg) {
-    int64_t lines = ceil_div(kg * kGroupBytes, 64);
-    if (lines % 2 == 0) ++lines;
-    return lines * 64;
 }
 
 struct packed_a {
@@ -214,129 +181,9 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
     return b;
 }
 
-namespace {
-
-// ---------------------------------------------------------------- dot path
-// Small-M int8 GEMMs whose B is stored transposed (N x K, K contiguous:
-// linear-layer weights) read B in place with the dot kernels (lp_dot.h):
-// no packing, so B is read exactly once, which is what the bandwidth-bound
-// batch-1..16 calls need.  The column sums the zero-point compensation
-// needs come from one extra row of ones in packed A (its dot product with
-// B's row j is that column's sum), so B is not read a second time either.
-constexpr int64_t kDotMaxRows = 16;
-constexpr int64_t kDotMinK = 64;  // below, the per-call reduction dominates
-
-bool dot_path_applies(const lp_backend &be, const lp_problem &p) {
-    if (p.kind != lp_kind::u8s8 || !p.transb || p.packed_b || p.zero_product) return false;
-    if (p.M > kDotMaxRows || p.K < kDotMinK) return false;
-    const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_vnni;
-    return (cpu::effective_features() & need) == need && be.tier() >= anvil_isa_avx512_core_vnni;
-}
-
-// dot kernels by (rows 1..4, columns 1..8); fetched before anything is written.
-struct dot_kernels {
-    lp_dot_fn fn[kDotMaxM + 1][9] = {};
-    std::shared_ptr<const void> keep[kDotMaxM + 1][9];
-};
-
-// Every (rows, columns) a call uses: tasks are nc columns wide (the last
-// one narrower), each split into chunks of dot_max_n(rows) columns.
-anvil_status_t fetch_dot(const lp_backend &be, int64_t rows, int64_t N, int64_t nc,
-                         dot_kernels *dk) {
-    const int64_t task_widths[2] = {std::min(nc, N), N - (ceil_div(N, nc) - 1) * nc};
-    for (int64_t r0 = 0; r0 < rows; r0 += kDotMaxM) {
-        const int m = int(std::min<int64_t>(kDotMaxM, rows - r0));
-        const int w = dot_max_n(m);
-        for (int64_t tw : task_widths) {
-            const int widths[2] = {int(std::min<int64_t>(w, tw)), int(tw % w)};
-            for (int n : widths) {
-                if (n == 0 || dk->fn[m][n]) continue;
-                const anvil_status_t st = get_lp_dot_kernel(make_lp_dot_desc(uint8_t(be.tier()), m, n),
-                                                            &dk->fn[m][n], &dk->keep[m][n]);
-                if (st != anvil_success) return st;
-            }
-        }
-    }
-    return anvil_success;
-}
-
-// Columns [j0, j0 + n) of every row (and of the ones row) into acc.
-void run_dot_task(const lp_problem &p, const dot_kernels &dk, const uint8_t *a_rows,
-                  int64_t a_rs, int64_t rows, int64_t j0, int64_t n, int32_t *acc, int64_t acc_ld) {
-    const auto *b = static_cast<const uint8_t *>(p.B);
-    for (int64_t r0 = 0; r0 < rows; r0 += kDotMaxM) {
-        const int m = int(std::min<int64_t>(kDotMaxM, rows - r0));
-        const int w = dot_max_n(m);
-        for (int64_t c = 0; c < n; c += w) {
-            const int nn = int(std::min<int64_t>(w, n - c));
-            lp_dot_args a;
-            a.a = a_rows + r0 * a_rs;
-            a.b = b + (j0 + c) * p.ldb;
-            a.acc = acc + r0 * acc_ld + c;
-            a.a_rs = a_rs;
-            a.b_rs = p.ldb;
-            a.acc_ld = acc_ld;
-            a.k = p.K;
-            a.m = m;
-            a.n = nn;
-            dk.fn[m][nn](&a);
-        }
-    }
-}
-
-}  // namespace
-
-static anvil_status_t run_dot_path(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {
-    const bool want_colsum = epi.needs_colsum;
-    const int64_t rows = p.M + (want_colsum ? 1 : 0);
-    const lp_blocking b = choose_lp_blocking(p);
-    dot_kernels dk;
-    const anvil_status_t st = fetch_dot(be, rows, p.N, b.nc, &dk);
-    if (st != anvil_success) return st;
-
-    // Packed A: M rows (u8; s8 shifted), then the row of ones, then the row sums.
-    const int64_t a_rs = a_row_bytes(b.kg);
-    const int64_t a_bytes = round_up(rows * a_rs, 64);
-    auto *abuf = static_cast<uint8_t *>(t_apack.get(a_bytes + p.M * 4));
-    if (!abuf) return anvil_out_of_memory;
-    int32_t *rowsum = epi.needs_rowsum ? reinterpret_cast<int32_t *>(abuf + a_bytes) : nullptr;
-    pack_a(p.a_elem, p.transa, p.K, p.A, p.lda, 0, p.M, abuf, a_rs, rowsum);
-    if (want_colsum) std::memset(abuf + p.M * a_rs, 1, size_t(p.K));
-
-    const int64_t n_blocks = ceil_div(p.N, b.nc);
-    const int64_t acc_ld = round_up(b.nc, kNR);
-    const int64_t slot_bytes = round_up(rows * acc_ld * 4, 64);
-    const int nslots = (b.nthreads <= 1 || n_blocks == 1) ? 1 : b.nthreads;
-    auto *slots = static_cast<uint8_t *>(t_acc.get(slot_bytes * nslots));
-    if (!slots) return anvil_out_of_memory;
-    auto task = [&](int64_t t, uint8_t *slot) {
-        const int64_t j0 = t * b.nc, n = std::min(b.nc, p.N - j0);
-        auto *acc = reinterpret_cast<int32_t *>(slot);
-        run_dot_task(p, dk, abuf, a_rs, rows, j0, n, acc, acc_ld);
-        lp_block blk;
-        blk.acc = acc;
-        blk.acc_ld = acc_ld;
-        blk.i0 = 0;
-        blk.j0 = j0;
-        blk.m = p.M;
-        blk.n = n;
-        blk.rowsum = rowsum;
-        blk.colsum = want_colsum ? acc + p.M * acc_ld : nullptr;
-        epi.apply(blk);
-    };
-    if (nslots == 1) {
-        for (int64_t t = 0; t < n_blocks; ++t) task(t, slots);
-        return anvil_success;
-    }
-    threading::parallel_for(nslots, [&](int64_t w) {
-        for (int64_t t = w; t < n_blocks; t += nslots) task(t, slots + w * slot_bytes);
-    });
-    return anvil_success;
-}
-
 anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {
     if (p.M == 0 || p.N == 0) return anvil_success;
-    if (dot_path_applies(be, p)) return run_dot_path(be, p, epi);
+    if (inplace_path_applies(be, p)) return run_inplace_path(be, p, epi);
     const lp_blocking b = choose_lp_blocking(p);
     kernel_set ks;
     if (!p.zero_product) {
@@ -351,7 +198,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     const bool want_rowsum = epi.needs_rowsum && !p.zero_product;
     if (!p.zero_product) {
         const int64_t a_bytes = round_up(p.M * pa.row_bytes, 64);
-        auto *abuf = static_cast<uint8_t *>(t_apack.get(a_bytes + (want_rowsum ? p.M * 4 : 0)));
+        auto *abuf = static_cast<uint8_t *>(scratch_apack().get(a_bytes + (want_rowsum ? p.M * 4 : 0)));
         if (!abuf) return anvil_out_of_memory;
         auto *rowsum = want_rowsum ? reinterpret_cast<int32_t *>(abuf + a_bytes) : nullptr;
         pack_a(p.a_elem, p.transa, p.K, p.A, p.lda, 0, p.M, abuf, pa.row_bytes, rowsum);
@@ -359,7 +206,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
         pa.rowsum = rowsum;
     } else if (epi.needs_rowsum) {
         // No product: the compensation terms are of a zero dot product too.
-        auto *z = static_cast<int32_t *>(t_apack.get(p.M * 4));
+        auto *z = static_cast<int32_t *>(scratch_apack().get(p.M * 4));
         if (!z) return anvil_out_of_memory;
         std::memset(z, 0, size_t(p.M * 4));
         pa.rowsum = z;
@@ -381,7 +228,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     if (!pb || (want_colsum && !colsum)) {
         const int64_t b_bytes =
             (p.zero_product || pack_in_task) ? 0 : round_up(packed_b_bytes(p.kind, p.K, p.N), 64);
-        auto *bbuf = static_cast<uint8_t *>(t_bpack.get(b_bytes + panels * kNR * 4));
+        auto *bbuf = static_cast<uint8_t *>(scratch_bpack().get(b_bytes + panels * kNR * 4));
         if (!bbuf) return anvil_out_of_memory;
         auto *cs = want_colsum ? reinterpret_cast<int32_t *>(bbuf + b_bytes) : nullptr;
         if (p.zero_product) {
@@ -406,7 +253,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     const int64_t panel_bytes = pack_in_task ? b.kcg * round_up(b.nc, kNR) * kGroupBytes : 0;
     const int64_t slot_bytes = acc_bytes + round_up(panel_bytes, 64);
     const int nslots = (b.nthreads <= 1 || tasks == 1) ? 1 : b.nthreads;
-    auto *slots = static_cast<uint8_t *>(t_acc.get(slot_bytes * nslots));
+    auto *slots = static_cast<uint8_t *>(scratch_acc().get(slot_bytes * nslots));
     if (!slots) return anvil_out_of_memory;
     auto task = [&](int64_t t, uint8_t *slot) {
         const int64_t ib = t / n_blocks, jb = t % n_blocks;

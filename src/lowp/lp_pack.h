@@ -42,6 +42,17 @@ void pack_b_block(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B
 void b_column_sums(bool transb, int64_t K, int64_t N, const int8_t *B, int64_t ldb, int64_t p0,
                    int64_t p1, int32_t *colsum);
 
+// Bytes between packed rows of A: an odd number of cache lines.  A row
+// tile reads 12 rows in step; with a stride that is a multiple of 4 KiB
+// (K = 4096 int8) they would all share one L1 set (12 ways, which B and
+// the accumulators need too) and miss on every group.  An odd number of
+// 64-byte lines puts the 12 rows into 12 different sets.
+inline int64_t a_row_bytes(int64_t kg) {
+    int64_t lines = (kg * kGroupBytes + 63) / 64;
+    if (lines % 2 == 0) ++lines;
+    return lines * 64;
+}
+
 // Rows [i0, i1) of op(A) (M x K; element (i, k) at A[i*lda + k], or
 // A[k*lda + i] when transa), one row of kg dwords each, row i at
 // out + (i - i0) * row_bytes (row_bytes >= kg*4).  `elem` says what A holds;

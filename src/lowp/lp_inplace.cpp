@@ -1,0 +1,199 @@
+// The in-place small-M int8 path (see lp_inplace.h).
+//
+// Rows of op(A) (plus, when the epilogue needs column sums, one extra row
+// of ones: its dot product with B's column j is that column's sum, so B is
+// not read a second time) are packed as usual; then each task (a block of
+// columns) runs chunks of rows x columns of the in-place kernels into its
+// accumulator block and hands it to the epilogue.  int8 accumulation is
+// exact, so the results equal the packed path's bit for bit.
+#include "lowp/lp_inplace.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+
+#include "cpu/isa.h"
+#include "lowp/lp_dot.h"
+#include "lowp/lp_pack.h"
+#include "lowp/lp_rowb.h"
+#include "lowp/lp_scratch.h"
+#include "threading/parallel.h"
+
+namespace anvil::lowp {
+namespace {
+
+constexpr int64_t kMaxRows = 16;
+// Row-major B: each 2-row chunk re-reads its 192 columns of B over all of
+// K; beyond 4 rows (3 chunks with the row of ones) those re-reads fall out
+// of L2 and the packed path is faster (measured 16x4096x4096: 87 vs 135
+// GOP/s; 4x4096x4096: 84 vs ~56).
+constexpr int64_t kRowbMaxRows = 4;
+// Transposed B: below this K the dot kernels' final 16-lane reductions
+// cost more than the packing they save.
+constexpr int64_t kDotMinK = 64;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// The two kernel families behind one shape: kernel(m, n) for m <= rows
+// per chunk and n <= width(m).  Both take the same argument layout.
+struct family {
+    bool transposed = false;  // dot kernels (B is N x K)
+    int chunk_rows = 0;       // rows per kernel call
+    int (*width)(int m) = nullptr;
+};
+
+int dot_width(int m) { return dot_max_n(m); }
+int rowb_width(int m) { return rowb_max_n(m); }
+
+family family_for(const lp_problem &p) {
+    family f;
+    f.transposed = p.transb;
+    // Dot kernels: 4 rows x 6..8 columns fill the 32 registers.  Row-B
+    // kernels: 2 rows x 192 columns stream B best (measured: 4 rows x 64
+    // columns touch 4 KiB pages of B four times as often per byte).
+    f.chunk_rows = p.transb ? kDotMaxM : 2;
+    f.width = p.transb ? dot_width : rowb_width;
+    return f;
+}
+
+// Kernels by (rows, columns); fetched before anything is written.
+struct kernel_table {
+    static constexpr int kMaxN = 192;
+    void (*fn[kRowbMaxM + 1][kMaxN + 1])(const void *) = {};
+    std::shared_ptr<const void> keep[kRowbMaxM + 1][kMaxN + 1];
+};
+
+anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_table *kt) {
+    if (kt->fn[m][n]) return anvil_success;
+    anvil_status_t st;
+    if (f.transposed) {
+        lp_dot_fn fn = nullptr;
+        st = get_lp_dot_kernel(make_lp_dot_desc(tier, m, n), &fn, &kt->keep[m][n]);
+        kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
+    } else {
+        lp_rowb_fn fn = nullptr;
+        st = get_lp_rowb_kernel(make_lp_rowb_desc(tier, m, n), &fn, &kt->keep[m][n]);
+        kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
+    }
+    return st;
+}
+
+// Every (rows, columns) the call uses: tasks are nc columns wide (the last
+// one narrower), split into chunks of width(rows) columns.
+anvil_status_t fetch_kernels(const family &f, uint8_t tier, int64_t rows, int64_t N, int64_t nc,
+                             kernel_table *kt) {
+    const int64_t task_widths[2] = {std::min(nc, N), N - (ceil_div(N, nc) - 1) * nc};
+    for (int64_t r0 = 0; r0 < rows; r0 += f.chunk_rows) {
+        const int m = int(std::min<int64_t>(f.chunk_rows, rows - r0));
+        const int w = f.width(m);
+        for (int64_t tw : task_widths)
+            for (int n : {int(std::min<int64_t>(w, tw)), int(tw % w)}) {
+                if (n == 0) continue;
+                const anvil_status_t st = get_kernel(f, tier, m, n, kt);
+                if (st != anvil_success) return st;
+            }
+    }
+    return anvil_success;
+}
+
+// Columns [j0, j0 + n) of all rows into acc (int32, acc_ld).
+void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, const uint8_t *a_rows,
+                int64_t a_rs, int64_t rows, int64_t j0, int64_t n, int32_t *acc, int64_t acc_ld) {
+    const auto *b = static_cast<const uint8_t *>(p.B);
+    for (int64_t r0 = 0; r0 < rows; r0 += f.chunk_rows) {
+        const int m = int(std::min<int64_t>(f.chunk_rows, rows - r0));
+        const int w = f.width(m);
+        for (int64_t c = 0; c < n; c += w) {
+            const int nn = int(std::min<int64_t>(w, n - c));
+            // lp_dot_args and lp_rowb_args have the same fields in the same
+            // order; only where B's column j starts differs.
+            lp_dot_args a;
+            a.a = a_rows + r0 * a_rs;
+            a.b = f.transposed ? b + (j0 + c) * p.ldb : b + (j0 + c);
+            a.acc = acc + r0 * acc_ld + c;
+            a.a_rs = a_rs;
+            a.b_rs = p.ldb;
+            a.acc_ld = acc_ld;
+            a.k = p.K;
+            a.m = m;
+            a.n = nn;
+            kt.fn[m][nn](&a);
+        }
+    }
+}
+
+static_assert(sizeof(lp_dot_args) == sizeof(lp_rowb_args), "the in-place kernels share one argument layout");
+static_assert(offsetof(lp_dot_args, k) == offsetof(lp_rowb_args, k), "the in-place kernels share one argument layout");
+static_assert(offsetof(lp_dot_args, n) == offsetof(lp_rowb_args, n), "the in-place kernels share one argument layout");
+
+}  // namespace
+
+bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
+    if (p.kind != lp_kind::u8s8 || p.packed_b || p.zero_product || p.M > kMaxRows) return false;
+    if (p.transb && p.K < kDotMinK) return false;
+    if (!p.transb && p.M > kRowbMaxRows) return false;
+    const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_vnni;
+    return (cpu::effective_features() & need) == need && be.tier() >= anvil_isa_avx512_core_vnni;
+}
+
+anvil_status_t run_inplace_path(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {
+    const family f = family_for(p);
+    const bool want_colsum = epi.needs_colsum;
+    const int64_t rows = p.M + (want_colsum ? 1 : 0);
+    lp_blocking b = choose_lp_blocking(p);
+    // Tasks a whole number of the widest chunks wide.
+    const int64_t w = f.width(int(std::min<int64_t>(f.chunk_rows, rows)));
+    b.nc = std::max<int64_t>(w, b.nc / w * w);
+    kernel_table kt;
+    anvil_status_t st = fetch_kernels(f, uint8_t(be.tier()), rows, p.N, b.nc, &kt);
+    if (st != anvil_success) return st;
+
+    // Packed A: M rows (u8; s8 shifted), the row of ones, then the row sums.
+    // The kernels may read a row up to K rounded up to 4 (zero-padded).
+    const int64_t a_rs = a_row_bytes(b.kg);
+    const int64_t a_bytes = round_up(rows * a_rs, 64);
+    auto *abuf = static_cast<uint8_t *>(scratch_apack().get(a_bytes + p.M * 4));
+    if (!abuf) return anvil_out_of_memory;
+    int32_t *rowsum = epi.needs_rowsum ? reinterpret_cast<int32_t *>(abuf + a_bytes) : nullptr;
+    pack_a(p.a_elem, p.transa, p.K, p.A, p.lda, 0, p.M, abuf, a_rs, rowsum);
+    if (want_colsum) {
+        uint8_t *ones = abuf + p.M * a_rs;
+        std::memset(ones, 1, size_t(p.K));
+        std::memset(ones + p.K, 0, size_t(b.kg * kGroupBytes - p.K));
+    }
+
+    const int64_t n_blocks = ceil_div(p.N, b.nc);
+    const int64_t acc_ld = round_up(b.nc, kNR);
+    const int64_t slot_bytes = round_up(rows * acc_ld * 4, 64);
+    const int nslots = (b.nthreads <= 1 || n_blocks == 1) ? 1 : b.nthreads;
+    auto *slots = static_cast<uint8_t *>(scratch_acc().get(slot_bytes * nslots));
+    if (!slots) return anvil_out_of_memory;
+    auto task = [&](int64_t t, uint8_t *slot) {
+        const int64_t j0 = t * b.nc, n = std::min(b.nc, p.N - j0);
+        auto *acc = reinterpret_cast<int32_t *>(slot);
+        run_chunks(f, kt, p, abuf, a_rs, rows, j0, n, acc, acc_ld);
+        lp_block blk;
+        blk.acc = acc;
+        blk.acc_ld = acc_ld;
+        blk.i0 = 0;
+        blk.j0 = j0;
+        blk.m = p.M;
+        blk.n = n;
+        blk.rowsum = rowsum;
+        blk.colsum = want_colsum ? acc + p.M * acc_ld : nullptr;
+        epi.apply(blk);
+    };
+    if (nslots == 1) {
+        for (int64_t t = 0; t < n_blocks; ++t) task(t, slots);
+        return anvil_success;
+    }
+    // Worker w runs tasks w, w + nslots, ... with slot w.
+    threading::parallel_for(nslots, [&](int64_t wk) {
+        for (int64_t t = wk; t < n_blocks; t += nslots) task(t, slots + wk * slot_bytes);
+    });
+    return anvil_success;
+}
+
+}  // namespace anvil::lowp

@@ -1,0 +1,21 @@
+// Small-M int8 GEMMs that read B in place instead of packing it: the JIT
+// dot kernels (lp_dot.h) when B is stored transposed (N x K, linear-layer
+// weights) and the row-B kernels (lp_rowb.h) when it is row-major (K x N).
+// B is then read exactly once per call, which is what the bandwidth-bound
+// batch-1..16 inference calls need.
+#pragma once
+#include "anvil/anvil.h"
+#include "lowp/lp_backend.h"
+#include "lowp/lp_driver.h"
+#include "lowp/lp_epilogue.h"
+
+namespace anvil::lowp {
+
+// True for u8s8 problems with M <= 16 (transposed B, K >= 64) or M <= 4
+// (row-major B) and B not prepacked, when the
+// effective ISA has AVX-512 VNNI and `be` is the VNNI JIT backend.
+bool inplace_path_applies(const lp_backend &be, const lp_problem &p);
+// Runs it: same results, bit for bit, as the packed path.
+anvil_status_t run_inplace_path(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi);
+
+}  // namespace anvil::lowp
