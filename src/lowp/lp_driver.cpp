@@ -31,26 +31,47 @@ int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 constexpr double kMinOpsPerThread = 4e6;
 
 // The kernels a call needs: [m == kMR ? 0 : 1][nv - 1][accumulate].
+// Row tiles of an M block of m rows: 12 rows each, except that a short
+// remainder (1..7 rows) is merged with the tile before it and the two are
+// split evenly (16 = 8 + 8, 13 = 7 + 6): a 4-row tile holds only 8
+// accumulators, too few to hide the dot-product latency, so 12 + 4 runs
+// slower than 8 + 8.  Calls f(first_row, height) in order.
+template <typename F>
+void for_row_tiles(int64_t m, const F &f) {
+    const int64_t full = m / kMR, tail = m % kMR;
+    if (tail == 0 || tail >= 8 || full == 0) {
+        for (int64_t t = 0; t < full; ++t) f(t * kMR, int(kMR));
+        if (tail) f(full * kMR, int(tail));
+        return;
+    }
+    for (int64_t t = 0; t + 1 < full; ++t) f(t * kMR, int(kMR));
+    const int64_t r0 = (full - 1) * kMR, rest = kMR + tail;
+    const int h1 = int((rest + 1) / 2);
+    f(r0, h1);
+    f(r0 + h1, int(rest - h1));
+}
+
+// The kernels a call needs: [height][nv - 1][accumulate].
 struct kernel_set {
-    lp_ukernel_ref k[2][2][2];
-    int m_tail = 0;
+    lp_ukernel_ref k[kMR + 1][2][2];
 };
 
 anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp_blocking &b,
                              kernel_set *ks) {
     const bool multi_k = b.kg > b.kcg;
-    ks->m_tail = int(p.M % kMR);
-    const int rows[2] = {p.M >= kMR ? kMR : 0, ks->m_tail};
     // Column tiles are 32 wide except a tail of 1..16 columns (nv = 1).
     const bool need_nv2 = p.N > kLanes;
     const bool need_nv1 = (p.N % kNR) != 0 && (p.N % kNR) <= kLanes;
-    for (int r = 0; r < 2; ++r) {
-        if (rows[r] == 0) continue;
+    bool heights[kMR + 1] = {};
+    for (int64_t block : {std::min(b.mc, p.M), p.M % b.mc})
+        if (block > 0) for_row_tiles(block, [&](int64_t, int h) { heights[h] = true; });
+    for (int h = 1; h <= kMR; ++h) {
+        if (!heights[h]) continue;
         for (int nv = 1; nv <= 2; ++nv) {
             if ((nv == 2 && !need_nv2) || (nv == 1 && !need_nv1)) continue;
             for (int acc = 0; acc <= (multi_k ? 1 : 0); ++acc) {
-                const lp_ukernel_desc d = make_lp_desc(uint8_t(be.tier()), p.kind, rows[r], nv, acc != 0);
-                const anvil_status_t st = be.get(d, &ks->k[r][nv - 1][acc]);
+                const lp_ukernel_desc d = make_lp_desc(uint8_t(be.tier()), p.kind, h, nv, acc != 0);
+                const anvil_status_t st = be.get(d, &ks->k[h][nv - 1][acc]);
                 if (st != anvil_success) return st;
             }
         }
@@ -82,9 +103,8 @@ void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a 
     const int64_t kcg = std::min(b.kcg, b.kg - g0);
     const int accumulate = g0 > 0 ? 1 : 0;
     const int nv = int(ceil_div(std::min<int64_t>(kNR, n - jc), kLanes));
-    for (int64_t ic = 0; ic < m; ic += kMR) {
-        const int mt = int(std::min<int64_t>(kMR, m - ic));
-        const lp_ukernel_ref &k = ks.k[mt == kMR ? 0 : 1][nv - 1][accumulate];
+    for_row_tiles(m, [&](int64_t ic, int mt) {
+        const lp_ukernel_ref &k = ks.k[mt][nv - 1][accumulate];
         lp_ukernel_args a;
         a.a = pa.rows + (i0 + ic) * pa.row_bytes + g0 * kGroupBytes;
         a.b = bp;
@@ -96,9 +116,9 @@ void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a 
         a.m = mt;
         a.n = std::min<int64_t>(kNR, n - jc);
         a.accumulate = accumulate;
-        a.b_next = ic + kMR < m ? nullptr : b_next;
+        a.b_next = ic + mt < m ? nullptr : b_next;
         k.fn(&a);
-    }
+    });
 }
 
 // One task: rows [i0, i0 + m) x columns [j0, j0 + n) of C.
