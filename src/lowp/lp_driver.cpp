@@ -183,6 +183,10 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
     const int64_t kcg_max = std::clamp<int64_t>(cs.l1d * 2 / 3 / per_group, 32, 2048);
     const int64_t nkb = ceil_div(b.kg, kcg_max);
     b.kcg = ceil_div(b.kg, nkb);
+    // One row tile: each B micro-panel is used once, so there is no reuse
+    // to block for; all of K in one kernel call reads every panel as one
+    // sequential stream and keeps the accumulators in registers.
+    if (p.M <= kMR) b.kcg = b.kg;
     const double ops = 2.0 * double(p.M) * double(p.N) * double(p.K);
     const int nthr = threading::num_threads();
     b.nthreads = std::max(1, std::min(nthr, int(ops / kMinOpsPerThread)));
