@@ -58,6 +58,7 @@ void print_usage(std::FILE *f) {
         "                     (binary operand: an M x N tensor, or with per_oc a vector\n"
         "                     of N; type f32 unless bf16 is given)\n"
         "  --attr-scales=common:S | per_oc[:S]   per_oc: S * 2^((j mod 5) - 3)\n"
+        "                     (alias --attr-oscale)\n"
         "  --attr-zero-points=src:V,wei:V,dst:V  (int8; any subset)\n"
         "  --bias             N fp32 values, added after the scale (oneDNN 2.6 adds\n"
         "                     bias before scaling: it gets bias / scale)\n"
