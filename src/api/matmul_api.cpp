@@ -43,10 +43,25 @@ struct packed_header {
 static_assert(sizeof(packed_header) == 64, "the packed header is 64 bytes");
 constexpr char kMagic[8] = {'A', 'N', 'V', 'L', 'M', 'M', 'W', '1'};
 
-bool valid_dt(anvil_data_type_t t) { return t >= anvil_dt_f32 && t <= anvil_dt_s8; }
+// The integer a C caller stored in an enum field.  C allows any int there;
+// reading it as the C++ enum type would be undefined for values outside the
+// enumerators (UBSan's -fsanitize=enum), so the bytes are read as an int.
+template <typename E>
+int enum_value(const E &e) {
+    static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+    int v;
+    std::memcpy(&v, &e, sizeof(v));
+    return v;
+}
+
+bool valid_dt(const anvil_data_type_t &t) {
+    const int v = enum_value(t);
+    return v >= anvil_dt_f32 && v <= anvil_dt_s8;
+}
 
 anvil_status_t map_post_op(const anvil_post_op_t &in, int64_t N, lowp::post_op *out) {
-    if (in.kind == anvil_post_op_eltwise) {
+    const int kind = enum_value(in.kind);
+    if (kind == anvil_post_op_eltwise) {
         if (in.alg < anvil_eltwise_relu || in.alg > anvil_eltwise_tanh) return anvil_invalid_argument;
         out->is_binary = false;
         out->eltwise = lowp::eltwise_alg(in.alg);
@@ -55,13 +70,14 @@ anvil_status_t map_post_op(const anvil_post_op_t &in, int64_t N, lowp::post_op *
         if (in.alg == anvil_eltwise_clip && !(in.alpha <= in.beta)) return anvil_invalid_argument;
         return anvil_success;
     }
-    if (in.kind != anvil_post_op_binary) return anvil_invalid_argument;
+    if (kind != anvil_post_op_binary) return anvil_invalid_argument;
     if (in.alg != anvil_binary_add && in.alg != anvil_binary_mul) return anvil_invalid_argument;
-    if (in.src_dt != anvil_dt_f32 && in.src_dt != anvil_dt_bf16) return anvil_unsupported;
+    const int src_dt = enum_value(in.src_dt);
+    if (src_dt != anvil_dt_f32 && src_dt != anvil_dt_bf16) return anvil_unsupported;
     out->is_binary = true;
     out->binary = lowp::binary_alg(in.alg);
     out->per_n = in.per_n != 0;
-    out->src_bf16 = in.src_dt == anvil_dt_bf16;
+    out->src_bf16 = src_dt == anvil_dt_bf16;
     out->ld = in.ld;
     if (!out->per_n && in.ld < std::max<int64_t>(1, N)) return anvil_bad_leading_dim;
     return anvil_success;
