@@ -7,7 +7,11 @@
 #include <cstring>
 #include <utility>
 
+#include <new>
+#include <string>
+
 #include "cache/kernel_cache.h"
+#include "jit/jit_generator.h"  // Xbyak (its Error type)
 
 namespace anvil::jit {
 
@@ -49,6 +53,39 @@ uint64_t desc_bits(const Desc &d) {
     uint64_t v;
     std::memcpy(&v, &d, sizeof(v));
     return v;
+}
+
+// The kernel for descriptor d: from this thread's front cache, else from
+// the shared cache (key: key_prefix + the descriptor bytes), generating it
+// with Gen(d) / Gen::kernel_name(d) on a miss.  Generator failures become
+// anvil_jit_error, allocation failures anvil_out_of_memory.
+template <typename Gen, typename Desc>
+anvil_status_t cached_kernel(front_cache &front, const Desc &d, const char *key_prefix,
+                             cache::kernel_ptr *out) {
+    const uint64_t bits = desc_bits(d);
+    if (const cache::kernel_ptr *hit = front.find(bits)) {
+        cache::note_front_hit();
+        *out = *hit;
+        return anvil_success;
+    }
+    std::string key = key_prefix;
+    key.append(reinterpret_cast<const char *>(&d), sizeof(d));
+    const anvil_status_t st = cache::get_or_generate(
+        key,
+        [&](cache::kernel_ptr *made) -> anvil_status_t {
+            try {
+                Gen gen(d);
+                return gen.finalize(Gen::kernel_name(d), made);
+            } catch (const Xbyak::Error &) {
+                return anvil_jit_error;
+            } catch (const std::bad_alloc &) {
+                return anvil_out_of_memory;
+            }
+        },
+        out);
+    if (st != anvil_success) return st;
+    front.put(bits, *out);
+    return anvil_success;
 }
 
 }  // namespace anvil::jit

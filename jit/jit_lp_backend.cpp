@@ -29,34 +29,12 @@ lp_ukernel_desc normalized(const lp_ukernel_desc &desc, anvil_isa_t tier) {
 template <typename Gen>
 anvil_status_t lookup(jit::front_cache &front, const lp_ukernel_desc &d, const char *key_prefix,
                       lp_ukernel_ref *out) {
-    const uint64_t bits = jit::desc_bits(d);
-    const cache::kernel_ptr *hit = front.find(bits);
     cache::kernel_ptr k;
-    if (hit) {
-        cache::note_front_hit();
-    } else {
-        std::string key = key_prefix;
-        key.append(reinterpret_cast<const char *>(&d), sizeof(d));
-        const anvil_status_t st = cache::get_or_generate(
-            key,
-            [&](cache::kernel_ptr *made) -> anvil_status_t {
-                try {
-                    Gen gen(d);
-                    return gen.finalize(Gen::kernel_name(d), made);
-                } catch (const Xbyak::Error &) {
-                    return anvil_jit_error;
-                } catch (const std::bad_alloc &) {
-                    return anvil_out_of_memory;
-                }
-            },
-            &k);
-        if (st != anvil_success) return st;
-        front.put(bits, k);
-        hit = &k;
-    }
-    out->fn = reinterpret_cast<lp_ukernel_fn>(const_cast<void *>((*hit)->entry()));
-    out->name = (*hit)->name().c_str();
-    out->keep_alive = *hit;
+    const anvil_status_t st = jit::cached_kernel<Gen>(front, d, key_prefix, &k);
+    if (st != anvil_success) return st;
+    out->fn = reinterpret_cast<lp_ukernel_fn>(const_cast<void *>(k->entry()));
+    out->name = k->name().c_str();
+    out->keep_alive = k;
     return anvil_success;
 }
 

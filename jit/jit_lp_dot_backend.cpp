@@ -28,33 +28,11 @@ anvil_status_t get_lp_dot_kernel(const lp_dot_desc &desc, lp_dot_fn *fn,
     // As cached: one kernel per shape whatever tier asked for it, and no
     // stray reserved bytes.
     const lp_dot_desc d = make_lp_dot_desc(uint8_t(anvil_isa_avx512_core_vnni), desc.m, desc.n);
-    const uint64_t bits = jit::desc_bits(d);
-    const cache::kernel_ptr *hit = t_front_dot.find(bits);
     cache::kernel_ptr k;
-    if (hit) {
-        cache::note_front_hit();
-    } else {
-        std::string key = "lp_dot_avx512:";
-        key.append(reinterpret_cast<const char *>(&d), sizeof(d));
-        const anvil_status_t st = cache::get_or_generate(
-            key,
-            [&](cache::kernel_ptr *made) -> anvil_status_t {
-                try {
-                    jit::jit_lp_dot_avx512 gen(d);
-                    return gen.finalize(jit::jit_lp_dot_avx512::kernel_name(d), made);
-                } catch (const Xbyak::Error &) {
-                    return anvil_jit_error;
-                } catch (const std::bad_alloc &) {
-                    return anvil_out_of_memory;
-                }
-            },
-            &k);
-        if (st != anvil_success) return st;
-        t_front_dot.put(bits, k);
-        hit = &k;
-    }
-    *fn = reinterpret_cast<lp_dot_fn>(const_cast<void *>((*hit)->entry()));
-    *keep_alive = *hit;
+    const anvil_status_t st = jit::cached_kernel<jit::jit_lp_dot_avx512>(t_front_dot, d, "lp_dot_avx512:", &k);
+    if (st != anvil_success) return st;
+    *fn = reinterpret_cast<lp_dot_fn>(const_cast<void *>(k->entry()));
+    *keep_alive = k;
     return anvil_success;
 }
 

@@ -28,33 +28,11 @@ anvil_status_t get_lp_rowb_kernel(const lp_rowb_desc &desc, lp_rowb_fn *fn,
     // As cached: one kernel per shape whatever tier asked for it, and no
     // stray reserved bytes.
     const lp_rowb_desc d = make_lp_rowb_desc(uint8_t(anvil_isa_avx512_core_vnni), desc.m, desc.n);
-    const uint64_t bits = jit::desc_bits(d);
-    const cache::kernel_ptr *hit = t_front_rowb.find(bits);
     cache::kernel_ptr k;
-    if (hit) {
-        cache::note_front_hit();
-    } else {
-        std::string key = "lp_rowb_avx512:";
-        key.append(reinterpret_cast<const char *>(&d), sizeof(d));
-        const anvil_status_t st = cache::get_or_generate(
-            key,
-            [&](cache::kernel_ptr *made) -> anvil_status_t {
-                try {
-                    jit::jit_lp_rowb_avx512 gen(d);
-                    return gen.finalize(jit::jit_lp_rowb_avx512::kernel_name(d), made);
-                } catch (const Xbyak::Error &) {
-                    return anvil_jit_error;
-                } catch (const std::bad_alloc &) {
-                    return anvil_out_of_memory;
-                }
-            },
-            &k);
-        if (st != anvil_success) return st;
-        t_front_rowb.put(bits, k);
-        hit = &k;
-    }
-    *fn = reinterpret_cast<lp_rowb_fn>(const_cast<void *>((*hit)->entry()));
-    *keep_alive = *hit;
+    const anvil_status_t st = jit::cached_kernel<jit::jit_lp_rowb_avx512>(t_front_rowb, d, "lp_rowb_avx512:", &k);
+    if (st != anvil_success) return st;
+    *fn = reinterpret_cast<lp_rowb_fn>(const_cast<void *>(k->entry()));
+    *keep_alive = k;
     return anvil_success;
 }
 
