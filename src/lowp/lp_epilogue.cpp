@@ -1,6 +1,7 @@
 // The BLAS-style epilogues of the lp GEMMs (see lp_epilogue.h).
 #include "lowp/lp_epilogue.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -35,10 +36,6 @@ s32_blas_epilogue::s32_blas_epilogue(float alpha, float beta, int32_t *C, int64_
 
 namespace {
 
-int32_t saturate(int64_t v) {
-    return int32_t(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
-}
-
 int32_t round_saturate(double v) {
     if (!(v == v)) return 0;  // unreachable with finite alpha/beta; keeps UB out
     if (v <= double(INT32_MIN)) return INT32_MIN;
@@ -50,29 +47,53 @@ int32_t round_saturate(double v) {
 
 void s32_blas_epilogue::apply(const lp_block &blk) const {
     // dot = raw - (a_shift + ao) * colsum[j] - bo * rowsum[i] + K * ao * bo,
-    // all modulo 2^32 as the accumulator itself.
+    // all modulo 2^32 as the accumulator itself.  Each step is its own
+    // branch-free loop over the row so the compiler vectorises it.
+    constexpr int64_t kSeg = 256;
+    int32_t dot[kSeg], off[kSeg];
     const uint32_t col_factor = uint32_t(a_shift_ + ao_);
+    const bool no_offset = ok_ == offset_kind::fixed && co_[0] == 0;
     for (int64_t r = 0; r < blk.m; ++r) {
         const int64_t i = blk.i0 + r;
-        const int32_t *acc = static_cast<const int32_t *>(blk.acc) + r * blk.acc_ld;
-        int32_t *c = c_ + i * ldc_ + blk.j0;
+        const int32_t *acc_row = static_cast<const int32_t *>(blk.acc) + r * blk.acc_ld;
+        int32_t *c_row = c_ + i * ldc_ + blk.j0;
         const uint32_t row_comp =
             k_ao_bo_ - (needs_rowsum ? uint32_t(bo_) * uint32_t(blk.rowsum[r]) : 0u);
-        for (int64_t cc = 0; cc < blk.n; ++cc) {
-            const int64_t j = blk.j0 + cc;
-            uint32_t d = uint32_t(acc[cc]) + row_comp;
-            if (needs_colsum) d -= col_factor * uint32_t(blk.colsum[cc]);
-            const int32_t dot = int32_t(d);
-            const int32_t off = ok_ == offset_kind::fixed ? co_[0]
-                                : ok_ == offset_kind::per_row ? co_[i]
-                                                               : co_[j];
-            if (integer_path_) {
-                const int64_t base = beta_ == 0.0f ? 0 : int64_t(c[cc]);
-                c[cc] = saturate(base + int64_t(dot) + int64_t(off));
+        for (int64_t c0 = 0; c0 < blk.n; c0 += kSeg) {
+            const int64_t n = std::min(kSeg, blk.n - c0);
+            const int32_t *acc = acc_row + c0;
+            int32_t *c = c_row + c0;
+            if (needs_colsum) {
+                const int32_t *cs = blk.colsum + c0;
+                for (int64_t t = 0; t < n; ++t)
+                    dot[t] = int32_t(uint32_t(acc[t]) + row_comp - col_factor * uint32_t(cs[t]));
             } else {
-                double v = double(alpha_) * double(dot) + double(off);
-                if (beta_ != 0.0f) v += double(beta_) * double(c[cc]);
-                c[cc] = round_saturate(v);
+                for (int64_t t = 0; t < n; ++t) dot[t] = int32_t(uint32_t(acc[t]) + row_comp);
+            }
+            if (ok_ == offset_kind::per_col)
+                std::copy(co_ + blk.j0 + c0, co_ + blk.j0 + c0 + n, off);
+            else
+                std::fill(off, off + n, ok_ == offset_kind::fixed ? co_[0] : co_[i]);
+            if (integer_path_ && beta_ == 0.0f && no_offset) {
+                std::copy(dot, dot + n, c);  // the int32 dot product is the result
+            } else if (integer_path_) {
+                // Exact: a sum of up to three int32 is an integer well inside
+                // double's 53 bits; then saturated.  (double, not int64: the
+                // library is built for baseline x86-64, where SSE2 has
+                // vector double min/max but no 64-bit integer ones.)
+                for (int64_t t = 0; t < n; ++t) {
+                    double v = double(dot[t]) + double(off[t]);
+                    if (beta_ != 0.0f) v += double(c[t]);
+                    v = v < -2147483648.0 ? -2147483648.0 : v;
+                    v = v > 2147483647.0 ? 2147483647.0 : v;
+                    c[t] = int32_t(v);
+                }
+            } else {
+                for (int64_t t = 0; t < n; ++t) {
+                    double v = double(alpha_) * double(dot[t]) + double(off[t]);
+                    if (beta_ != 0.0f) v += double(beta_) * double(c[t]);
+                    c[t] = round_saturate(v);
+                }
             }
         }
     }

@@ -160,30 +160,6 @@ int64_t packed_b_bytes(lp_kind kind, int64_t K, int64_t N) {
     return panels * k_groups(kind, K) * kPanelBytesPerGroup;
 }
 
-void pack_b_panel(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
-                  int64_t p, uint8_t *panel, int32_t *colsum) {
-    const int64_t kg = k_groups(kind, K);
-    const int elem = kind == lp_kind::bf16 ? 2 : 1;
-    const auto *b = static_cast<const uint8_t *>(B);
-    if (transb)
-        pack_panel_t(elem, K, N, b, ldb, p * kNR, 0, kg, panel);
-    else
-        pack_panel_n(elem, K, N, b, ldb, p * kNR, 0, kg, panel);
-    if (!colsum) return;
-    if (kind != lp_kind::u8s8) {
-        std::memset(colsum + p * kNR, 0, kNR * sizeof(int32_t));
-    } else if (K < (int64_t(1) << 24)) {
-        column_sums(transb, K, N, reinterpret_cast<const int8_t *>(b), ldb, p * kNR, colsum);
-    } else {  // huge K: int64 sums over the packed panel
-        for (int64_t j = 0; j < kNR; ++j) {
-            int64_t s = 0;
-            for (int64_t g = 0; g < kg; ++g)
-                for (int t = 0; t < 4; ++t) s += int8_t(panel[g * kPanelBytesPerGroup + j * 4 + t]);
-            colsum[p * kNR + j] = int32_t(uint32_t(uint64_t(s)));
-        }
-    }
-}
-
 void pack_b_block(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
                   int64_t p0, int64_t p1, int64_t g0, int64_t gn, uint8_t *out) {
     const int elem = kind == lp_kind::bf16 ? 2 : 1;
@@ -220,9 +196,15 @@ void b_column_sums(bool transb, int64_t K, int64_t N, const int8_t *B, int64_t l
 
 void pack_b(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
             int64_t p0, int64_t p1, uint8_t *out, int32_t *colsum) {
+    // All of K as one block: row-major B is then read row by row across the
+    // panels (see pack_b_block), not once per panel.
     const int64_t kg = k_groups(kind, K);
-    for (int64_t p = p0; p < p1; ++p)
-        pack_b_panel(kind, transb, K, N, B, ldb, p, out + p * kg * kPanelBytesPerGroup, colsum);
+    pack_b_block(kind, transb, K, N, B, ldb, p0, p1, 0, kg, out + p0 * kg * kPanelBytesPerGroup);
+    if (!colsum) return;
+    if (kind == lp_kind::u8s8)
+        b_column_sums(transb, K, N, static_cast<const int8_t *>(B), ldb, p0, p1, colsum);
+    else
+        std::memset(colsum + p0 * kNR, 0, size_t((p1 - p0) * kNR) * sizeof(int32_t));
 }
 
 void pack_a(lp_elem elem, bool transa, int64_t K, const void *A, int64_t lda, int64_t i0,

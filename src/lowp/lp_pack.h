@@ -27,10 +27,6 @@ inline int64_t k_groups(lp_kind kind, int64_t K) {
 int64_t packed_b_bytes(lp_kind kind, int64_t K, int64_t N);
 void pack_b(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
             int64_t p0, int64_t p1, uint8_t *out, int32_t *colsum);
-// Panel p alone, written at dst (kg * kNR * 4 bytes); colsum as above
-// (indexed by column, so entries p*kNR .. p*kNR+31 are written).
-void pack_b_panel(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
-                  int64_t p, uint8_t *dst, int32_t *colsum);
 
 // Groups [g0, g0 + gn) of panels [p0, p1), panel p at
 // out + (p - p0) * gn * kNR*4 (a K block of several panels, packed in one
