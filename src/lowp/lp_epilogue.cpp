@@ -63,20 +63,22 @@ void s32_blas_epilogue::apply(const lp_block &blk) const {
             const int64_t n = std::min(kSeg, blk.n - c0);
             const int32_t *acc = acc_row + c0;
             int32_t *c = c_row + c0;
+            // The bare product (alpha 1, beta 0, no offset): the int32 dot
+            // product is the result, written straight to C.
+            int32_t *d = (integer_path_ && beta_ == 0.0f && no_offset) ? c : dot;
             if (needs_colsum) {
                 const int32_t *cs = blk.colsum + c0;
                 for (int64_t t = 0; t < n; ++t)
-                    dot[t] = int32_t(uint32_t(acc[t]) + row_comp - col_factor * uint32_t(cs[t]));
+                    d[t] = int32_t(uint32_t(acc[t]) + row_comp - col_factor * uint32_t(cs[t]));
             } else {
-                for (int64_t t = 0; t < n; ++t) dot[t] = int32_t(uint32_t(acc[t]) + row_comp);
+                for (int64_t t = 0; t < n; ++t) d[t] = int32_t(uint32_t(acc[t]) + row_comp);
             }
+            if (d == c) continue;
             if (ok_ == offset_kind::per_col)
                 std::copy(co_ + blk.j0 + c0, co_ + blk.j0 + c0 + n, off);
             else
                 std::fill(off, off + n, ok_ == offset_kind::fixed ? co_[0] : co_[i]);
-            if (integer_path_ && beta_ == 0.0f && no_offset) {
-                std::copy(dot, dot + n, c);  // the int32 dot product is the result
-            } else if (integer_path_) {
+            if (integer_path_) {
                 // Exact: a sum of up to three int32 is an integer well inside
                 // double's 53 bits; then saturated.  (double, not int64: the
                 // library is built for baseline x86-64, where SSE2 has
