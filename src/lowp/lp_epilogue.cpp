@@ -8,17 +8,29 @@
 namespace anvil::lowp {
 
 void bf16_blas_epilogue::apply(const lp_block &blk) const {
-    const bool alpha_one = alpha_ == 1.0f;
+    // One simple loop per case (the library is built at -O2, which does
+    // not unswitch loops: a test inside would keep them scalar).
+    const float a = alpha_, bt = beta_;
     for (int64_t r = 0; r < blk.m; ++r) {
         const float *acc = static_cast<const float *>(blk.acc) + r * blk.acc_ld;
         float *c = c_ + (blk.i0 + r) * ldc_ + blk.j0;
-        if (beta_ == 0.0f) {
-            for (int64_t j = 0; j < blk.n; ++j) c[j] = alpha_one ? acc[j] : alpha_ * acc[j];
-        } else if (beta_ == 1.0f) {
-            for (int64_t j = 0; j < blk.n; ++j) c[j] = (alpha_one ? acc[j] : alpha_ * acc[j]) + c[j];
+        const int64_t n = blk.n;
+        if (bt == 0.0f) {
+            if (a == 1.0f)
+                std::copy(acc, acc + n, c);
+            else
+                for (int64_t j = 0; j < n; ++j) c[j] = a * acc[j];
+        } else if (bt == 1.0f) {
+            if (a == 1.0f)
+                for (int64_t j = 0; j < n; ++j) c[j] = acc[j] + c[j];
+            else
+                for (int64_t j = 0; j < n; ++j) c[j] = a * acc[j] + c[j];
         } else {
-            for (int64_t j = 0; j < blk.n; ++j)
-                c[j] = std::fma(beta_, c[j], alpha_one ? acc[j] : alpha_ * acc[j]);
+            // fma(beta, C, t): one rounding, as the fp32 GEMM's contract.
+            if (a == 1.0f)
+                for (int64_t j = 0; j < n; ++j) c[j] = std::fma(bt, c[j], acc[j]);
+            else
+                for (int64_t j = 0; j < n; ++j) c[j] = std::fma(bt, c[j], a * acc[j]);
         }
     }
 }
