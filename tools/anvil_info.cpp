@@ -13,6 +13,7 @@
 #include "anvil_bench_problem.h"
 #include "cpu/isa.h"
 #include "gemm/backend.h"
+#include "lowp/lp_backend.h"
 
 namespace {
 
@@ -87,6 +88,11 @@ void describe_machine() {
     const gemm::backend &be = gemm::select_backend();
     std::printf("fp32 backend:   %s (tier %s, mr=%d nr=%d)\n", be.name(),
                 anvil_isa_name(be.tier()), be.mr(), be.nr());
+    std::printf("bf16 backend:   %s\n", lowp::select_lp_backend(lowp::lp_kind::bf16).name());
+    std::printf("int8 backend:   %s%s\n", lowp::select_lp_backend(lowp::lp_kind::u8s8).name(),
+                cpu::has(cpu::f_avx512_core | cpu::f_avx512_vnni)
+                    ? " (+ in-place dot / row-B kernels for M <= 16)"
+                    : "");
     std::printf("backends:      ");
     for (int t = anvil_isa_scalar; t <= anvil_isa_amx; ++t) {
         const gemm::backend *b = gemm::backend_for_tier(anvil_isa_t(t));
