@@ -356,6 +356,7 @@ void LpBf16ToF32(const uint16_t *src, float *dst, int64_t n) { Bf16ToF32(src, ds
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "fallback/hwy_dispatch_index.h"
 namespace anvil::fallback {
 namespace lp {
 
@@ -366,32 +367,12 @@ HWY_EXPORT(LpBf16ToF32);
 
 namespace {
 
-// Where target t sits in the HWY_EXPORT tables (as in hwy_sgemm.cc): entry
-// 0 is the trampoline, 1..MAX the dynamic targets in ChosenTarget bit
-// order, MAX + 1 the EMU128/SCALAR fallback.  The target must obey anvil's
-// ISA cap, so we index the tables instead of HWY_DYNAMIC_DISPATCH.
-bool dispatch_index(int64_t t, size_t *idx) {
-#if HWY_IDE || ((HWY_TARGETS & (HWY_TARGETS - 1)) == 0)
-    *idx = 0;
-    return t == HWY_TARGETS;
-#else
-    if (t == HWY_EMU128 || t == HWY_SCALAR) {
-        *idx = HWY_MAX_DYNAMIC_TARGETS + 1;
-        return true;
-    }
-    const int64_t shifted = HWY_CHOSEN_TARGET_SHIFT(t);
-    if (shifted == 0) return false;
-    *idx = hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<uint64_t>(shifted));
-    return true;
-#endif
-}
-
 // Fills *out for compiled target t; false if the tables do not hold it.
 // LpDescribeTarget reports its own HWY_TARGET, which guards the index
 // arithmetic.
 bool describe(int64_t t, hwy_lp_target *out) {
     size_t idx = 0;
-    if (t == 0 || (t & (t - 1)) != 0 || (t & HWY_TARGETS) == 0 || !dispatch_index(t, &idx))
+    if (t == 0 || (t & (t - 1)) != 0 || (t & HWY_TARGETS) == 0 || !hwy_dispatch_index(t, &idx))
         return false;
     const auto describe_fn = HWY_DISPATCH_TABLE(LpDescribeTarget)[idx];
     if (!describe_fn) return false;

@@ -304,6 +304,7 @@ gemm::ukernel_fn GetKernel(int m, int n) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "fallback/hwy_dispatch_index.h"
 namespace anvil::fallback {
 
 HWY_EXPORT(DescribeTarget);
@@ -311,34 +312,12 @@ HWY_EXPORT(GetKernel);
 
 namespace {
 
-// Where target t sits in the HWY_EXPORT tables (hwy/targets.h, 1.0.x):
-// entry 0 is the self-initialising trampoline, entries 1..MAX are the
-// dynamic targets in ChosenTarget bit order, MAX + 1 is the EMU128/SCALAR
-// fallback.  We index the table ourselves instead of HWY_DYNAMIC_DISPATCH
-// because the target must obey anvil's ISA cap, not only what the CPU has,
-// and hwy's global chosen target must stay untouched for other users.
-bool dispatch_index(int64_t t, size_t *idx) {
-#if HWY_IDE || ((HWY_TARGETS & (HWY_TARGETS - 1)) == 0)
-    *idx = 0;  // a single compiled target: one-entry tables
-    return t == HWY_TARGETS;
-#else
-    if (t == HWY_EMU128 || t == HWY_SCALAR) {
-        *idx = HWY_MAX_DYNAMIC_TARGETS + 1;
-        return true;
-    }
-    const int64_t shifted = HWY_CHOSEN_TARGET_SHIFT(t);
-    if (shifted == 0) return false;  // not a dynamic target of this architecture
-    *idx = hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<uint64_t>(shifted));
-    return true;
-#endif
-}
-
 // Fills *out for compiled target t; false if the tables do not hold it (a
 // layout we do not understand): DescribeTarget reports its own HWY_TARGET,
 // which guards the index arithmetic above.
 bool describe(int64_t t, hwy_target_kernels *out) {
     size_t idx = 0;
-    if ((t & HWY_TARGETS) == 0 || !dispatch_index(t, &idx)) return false;
+    if ((t & HWY_TARGETS) == 0 || !hwy_dispatch_index(t, &idx)) return false;
     const auto describe_fn = HWY_DISPATCH_TABLE(DescribeTarget)[idx];
     const auto get_fn = HWY_DISPATCH_TABLE(GetKernel)[idx];
     if (!describe_fn || !get_fn) return false;
