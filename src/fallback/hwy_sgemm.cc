@@ -314,7 +314,7 @@ namespace {
 
 // Fills *out for compiled target t; false if the tables do not hold it (a
 // layout we do not understand): DescribeTarget reports its own HWY_TARGET,
-// which guards the index arithmetic above.
+// which guards the index arithmetic of hwy_dispatch_index.h.
 bool describe(int64_t t, hwy_target_kernels *out) {
     size_t idx = 0;
     if ((t & HWY_TARGETS) == 0 || !hwy_dispatch_index(t, &idx)) return false;
