@@ -48,6 +48,18 @@ s32_blas_epilogue::s32_blas_epilogue(float alpha, float beta, int32_t *C, int64_
 
 namespace {
 
+// d[t] = acc[t] + row_comp - col_factor * colsum[t] (colsum may be null),
+// modulo 2^32.  Restrict-qualified so the loops vectorise (d never aliases
+// the accumulators or the sums).
+void compensate(const int32_t *__restrict acc, const int32_t *__restrict colsum,
+                uint32_t row_comp, uint32_t col_factor, int64_t n, int32_t *__restrict d) {
+    if (colsum)
+        for (int64_t t = 0; t < n; ++t)
+            d[t] = int32_t(uint32_t(acc[t]) + row_comp - col_factor * uint32_t(colsum[t]));
+    else
+        for (int64_t t = 0; t < n; ++t) d[t] = int32_t(uint32_t(acc[t]) + row_comp);
+}
+
 int32_t round_saturate(double v) {
     if (!(v == v)) return 0;  // unreachable with finite alpha/beta; keeps UB out
     if (v <= double(INT32_MIN)) return INT32_MIN;
@@ -78,13 +90,7 @@ void s32_blas_epilogue::apply(const lp_block &blk) const {
             // The bare product (alpha 1, beta 0, no offset): the int32 dot
             // product is the result, written straight to C.
             int32_t *d = (integer_path_ && beta_ == 0.0f && no_offset) ? c : dot;
-            if (needs_colsum) {
-                const int32_t *cs = blk.colsum + c0;
-                for (int64_t t = 0; t < n; ++t)
-                    d[t] = int32_t(uint32_t(acc[t]) + row_comp - col_factor * uint32_t(cs[t]));
-            } else {
-                for (int64_t t = 0; t < n; ++t) d[t] = int32_t(uint32_t(acc[t]) + row_comp);
-            }
+            compensate(acc, needs_colsum ? blk.colsum + c0 : nullptr, row_comp, col_factor, n, d);
             if (d == c) continue;
             if (ok_ == offset_kind::per_col)
                 std::copy(co_ + blk.j0 + c0, co_ + blk.j0 + c0 + n, off);
