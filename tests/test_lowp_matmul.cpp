@@ -192,7 +192,25 @@ void run_case(const mm_case &q, uint64_t seed) {
     // oneDNN with the same attributes (bias pre-divided by the scale).
     std::vector<uint8_t> D = C0;
     bool have_dnnl = true;
-    try {
+    // oneDNN 2.6 gets a chain with two relu-family ops of different slopes
+    // wrong (relu, then a binary op, then leaky_relu(0.125) gives 0 for a
+    // negative input: it seems to reuse the first slope; reproduced with a
+    // 1x1x1 f32 matmul).  It is no peer for those chains.
+    {
+        int relus = 0;
+        float first_alpha = 0;
+        bool slopes_differ = false;
+        for (const auto &o : ops) {
+            if (o.kind != anvil_post_op_eltwise ||
+                (o.alg != anvil_eltwise_relu && o.alg != anvil_eltwise_leaky_relu))
+                continue;
+            const float a = o.alg == anvil_eltwise_relu ? 0.0f : o.alpha;
+            if (relus++ == 0) first_alpha = a;
+            else if (a != first_alpha) slopes_differ = true;
+        }
+        if (slopes_differ) have_dnnl = false;
+    }
+    if (have_dnnl) try {
         using namespace dnnl;
         using dims = memory::dims;
         static engine eng(engine::kind::cpu, 0);
@@ -527,6 +545,61 @@ TEST_CASE("lowp bf16: NaN and infinity inputs") {
         CHECK(lt::bf16_to_f32(Cb[size_t(3 * N + j)]) == (j == 3 ? 16.0f : 16.5f));
     }
     anvil_matmul_destroy(hb);
+}
+
+}  // namespace
+
+namespace {
+
+// Random configurations (seeded, so every run checks the same ones): any
+// supported type triple, shape (tails of every tile), transposes, padding,
+// zero points, scales, bias and chains of up to 4 post-ops.
+TEST_CASE("lowp matmul: random configurations match the reference and oneDNN") {
+    const dt kTypes[][3] = {
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_f32},     {anvil_dt_u8, anvil_dt_s8, anvil_dt_s32},
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_u8},      {anvil_dt_u8, anvil_dt_s8, anvil_dt_s8},
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_bf16},    {anvil_dt_s8, anvil_dt_s8, anvil_dt_f32},
+        {anvil_dt_s8, anvil_dt_s8, anvil_dt_s32},     {anvil_dt_s8, anvil_dt_s8, anvil_dt_u8},
+        {anvil_dt_s8, anvil_dt_s8, anvil_dt_s8},      {anvil_dt_s8, anvil_dt_s8, anvil_dt_bf16},
+        {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32}, {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16},
+    };
+    tu::rng r(2026);
+    for (int c = 0; c < 120; ++c) {
+        mm_case q;
+        const auto &t = kTypes[r.ival(0, 11)];
+        q.a = t[0];
+        q.b = t[1];
+        q.c = t[2];
+        q.s.M = r.ival(0, 3) == 0 ? r.ival(1, 4) : r.ival(1, 70);
+        q.s.N = r.ival(1, 80);
+        q.s.K = r.ival(0, 4) == 0 ? r.ival(1, 9) : r.ival(1, 300);
+        q.s.ta = r.ival(0, 1) ? 'T' : 'N';
+        q.s.tb = r.ival(0, 1) ? 'T' : 'N';
+        q.s.pad_a = r.ival(0, 2) ? 0 : r.ival(1, 9);
+        q.s.pad_b = r.ival(0, 2) ? 0 : r.ival(1, 9);
+        q.s.pad_c = r.ival(0, 2) ? 0 : r.ival(1, 9);
+        const bool int8 = q.a != anvil_dt_bf16;
+        if (int8 && r.ival(0, 1)) q.azp = q.a == anvil_dt_u8 ? int32_t(r.ival(0, 6)) : int32_t(r.ival(-4, 4));
+        if (int8 && (q.c == anvil_dt_u8 || q.c == anvil_dt_s8) && r.ival(0, 1)) q.czp = int32_t(r.ival(-5, 5));
+        q.scale_mode = int(r.ival(0, 2));
+        q.bias = r.ival(0, 1) != 0;
+        const int nops = int(r.ival(0, 4));
+        for (int o = 0; o < nops; ++o) {
+            switch (r.ival(0, 9)) {
+                case 0: q.ops.push_back(eltwise(anvil_eltwise_relu)); break;
+                case 1: q.ops.push_back(eltwise(anvil_eltwise_leaky_relu, 0.125f)); break;
+                case 2: q.ops.push_back(eltwise(anvil_eltwise_clip, -8.f, 8.f)); break;
+                case 3: q.ops.push_back(eltwise(anvil_eltwise_gelu_tanh)); break;
+                case 4: q.ops.push_back(eltwise(anvil_eltwise_gelu_erf)); break;
+                case 5: q.ops.push_back(eltwise(anvil_eltwise_silu)); break;
+                case 6: q.ops.push_back(eltwise(anvil_eltwise_sigmoid)); break;
+                case 7: q.ops.push_back(eltwise(anvil_eltwise_tanh)); break;
+                case 8: q.ops.push_back(binary(anvil_binary_add, r.ival(0, 1) != 0)); break;
+                default: q.ops.push_back(binary(anvil_binary_mul, r.ival(0, 1) != 0)); break;
+            }
+        }
+        run_case(q, 5000 + uint64_t(c));
+    }
 }
 
 }  // namespace
