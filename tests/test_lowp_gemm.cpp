@@ -337,6 +337,43 @@ TEST_CASE("lowp bf16: long K within the derived bound; K == 0 and alpha == 0 sca
     for (float v : C) CHECK(v == 0.0f);  // beta == 0: the NaN is not read
 }
 
+// ---------------------------------------------------------- random shapes
+
+// Seeded random problems (the same every run) on top of the structured
+// mixes: shapes 1..300 with small-M bias, every transpose, padding,
+// alpha/beta, offsets and zero points, int8 in full range or small values.
+TEST_CASE("lowp: random BLAS-style problems match the reference and oneDNN") {
+    tu::rng r(4242);
+    const float kAlpha[] = {1.f, 0.5f, -1.f, 2.f};
+    const float kBeta[] = {0.f, 1.f, 0.5f};
+    const char kOff[] = {'F', 'C', 'R'};
+    for (int c = 0; c < 80; ++c) {
+        shape s;
+        s.M = r.ival(0, 2) == 0 ? r.ival(1, 16) : r.ival(1, 300);
+        s.N = r.ival(1, 300);
+        s.K = r.ival(0, 3) == 0 ? r.ival(1, 12) : r.ival(1, 700);
+        s.ta = r.ival(0, 1) ? 'T' : 'N';
+        s.tb = r.ival(0, 1) ? 'T' : 'N';
+        s.pad_a = r.ival(0, 1) ? 0 : r.ival(1, 13);
+        s.pad_b = r.ival(0, 1) ? 0 : r.ival(1, 13);
+        s.pad_c = r.ival(0, 1) ? 0 : r.ival(1, 13);
+        int8_params q;
+        q.a_signed = r.ival(0, 1) != 0;
+        q.offsetc = kOff[r.ival(0, 2)];
+        q.alpha = kAlpha[r.ival(0, 3)];
+        q.beta = kBeta[r.ival(0, 2)];
+        q.full_range = r.ival(0, 1) != 0;
+        if (r.ival(0, 1)) q.ao = q.a_signed ? int32_t(r.ival(-128, 127)) : int32_t(r.ival(0, 255));
+        if (r.ival(0, 1)) q.bo = int32_t(r.ival(-128, 127));
+        run_int8(s, q, 9000 + uint64_t(c));
+        // bf16 with integer data is exact only for beta in {0, 1, 0.3} (see
+        // tu::rng::exact_c), so 0.3 stands in for 0.5 there.
+        const float kBf16Beta[] = {0.f, 1.f, 0.3f};
+        run_bf16(s, c % 3 ? bf16_fill::fraction : bf16_fill::integer, c % 2 ? 1.f : -0.5f,
+                 kBf16Beta[r.ival(0, 2)], 9500 + uint64_t(c));
+    }
+}
+
 // ------------------------------------------------------------- threads
 
 TEST_CASE("lowp: results are bitwise identical for 1 and 2 threads and a caller pool") {
