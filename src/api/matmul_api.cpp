@@ -83,6 +83,16 @@ anvil_status_t map_post_op(const anvil_post_op_t &in, int64_t N, lowp::post_op *
     return anvil_success;
 }
 
+lowp::out_type map_out(anvil_data_type_t t) {
+    switch (t) {
+        case anvil_dt_f32: return lowp::out_type::f32;
+        case anvil_dt_bf16: return lowp::out_type::bf16;
+        case anvil_dt_s32: return lowp::out_type::s32;
+        case anvil_dt_u8: return lowp::out_type::u8;
+        default: return lowp::out_type::s8;
+    }
+}
+
 anvil_status_t check_desc(const anvil_matmul_desc_t &d, anvil_matmul *m) {
     if (!valid_dt(d.a_dt) || !valid_dt(d.b_dt) || !valid_dt(d.c_dt)) return anvil_invalid_argument;
     const bool bf16 = d.a_dt == anvil_dt_bf16 && d.b_dt == anvil_dt_bf16;
@@ -96,9 +106,7 @@ anvil_status_t check_desc(const anvil_matmul_desc_t &d, anvil_matmul *m) {
         return anvil_invalid_argument;
     if (int8 && (d.b_zero_point < -128 || d.b_zero_point > 127)) return anvil_invalid_argument;
     const int64_t ea = bf16 ? 2 : 1;
-    const int64_t ec = lowp::out_type_bytes(lowp::out_type(
-        d.c_dt == anvil_dt_f32 ? 0 : d.c_dt == anvil_dt_bf16 ? 1 : d.c_dt == anvil_dt_s32 ? 2
-        : d.c_dt == anvil_dt_u8 ? 3 : 4));
+    const int64_t ec = lowp::out_type_bytes(map_out(d.c_dt));
     const anvil_status_t st = api::check_gemm_shape(d.transa, d.transb, d.M, d.N, d.K, d.lda, d.ldb,
                                                     d.ldc, ea, ea, ec, &m->ta, &m->tb);
     if (st != anvil_success) return st;
@@ -106,16 +114,6 @@ anvil_status_t check_desc(const anvil_matmul_desc_t &d, anvil_matmul *m) {
     if (d.num_post_ops > 0 && !d.post_ops) return anvil_null_pointer;
     if (d.scales_per_n && !d.scales) return anvil_null_pointer;
     return anvil_success;
-}
-
-lowp::out_type map_out(anvil_data_type_t t) {
-    switch (t) {
-        case anvil_dt_f32: return lowp::out_type::f32;
-        case anvil_dt_bf16: return lowp::out_type::bf16;
-        case anvil_dt_s32: return lowp::out_type::s32;
-        case anvil_dt_u8: return lowp::out_type::u8;
-        default: return lowp::out_type::s8;
-    }
 }
 
 }  // namespace
