@@ -312,6 +312,84 @@ ANVIL_API anvil_status_t anvil_matmul_execute(anvil_matmul_t matmul,
                                               const void *const *binary_srcs);
 ANVIL_API anvil_status_t anvil_matmul_destroy(anvil_matmul_t matmul);
 
+/* ------------------------------------------------------- convolution */
+
+/* Forward-inference 2-D convolution, activations NHWC (channels last):
+ *   src: N x IH x IW x IC   element (n, h, w, c) at src[((n*IH + h)*IW + w)*IC + c]
+ *   dst: N x OH x OW x OC   likewise
+ * Weights are given as OIHW (PyTorch: [OC][IC/G][KH][KW]) or HWIO
+ * (TensorFlow: [KH][KW][IC/G][OC]) and packed once into plain bytes.
+ * Groups G >= 1 split the channels: output channel oc = g*(OC/G) + o reads
+ * input channels g*(IC/G) .. (g+1)*(IC/G)-1 (depthwise: G = IC = OC).
+ * Dilation follows oneDNN/benchdnn: 0 is a dense kernel, d leaves d pixels
+ * between taps.  OH must equal (IH + pad_t + pad_b - ((KH-1)*(DH+1)+1)) / SH
+ * + 1 (and likewise OW); padding taps read nothing (they contribute 0 to
+ * the sum, as in oneDNN, after the source zero point is subtracted).
+ *
+ * Supported types (src, weights -> dst):
+ *   f32, f32 -> f32                                   (fp32 accumulation)
+ *   bf16, bf16 -> f32 | bf16                          (fp32 accumulation)
+ *   u8 | s8, s8 -> f32 | s32 | bf16 | u8 | s8         (exact int32 accumulation)
+ * Per output element, in this order (as the matmul above, with M = N*OH*OW
+ * output pixels and N = OC columns):
+ *   acc = sum over in-bounds taps of (src - src_zero_point) * weight
+ *   x = float(acc) * scale (scales[0], or scales[oc] with scales_per_oc)
+ *   x = x + bias[oc]                    (bias passed to execute; optional)
+ *   x = post_op(x) in order (binary operands: a tensor shaped like dst,
+ *       element (pixel, oc) at src[pixel * ld + oc] with ld >= OC, or a
+ *       per-OC vector with per_n = 1)
+ *   x = x + dst_zero_point
+ *   dst = convert(x) (rounding and saturation as the matmul).
+ * Zero points are for int8 types only. */
+typedef enum anvil_conv_weights_layout {
+    anvil_conv_weights_oihw = 0,
+    anvil_conv_weights_hwio = 1
+} anvil_conv_weights_layout_t;
+
+typedef struct anvil_conv2d_desc {
+    anvil_data_type_t src_dt, wei_dt, dst_dt;
+    int64_t N, G;                  /* batch, groups (>= 1) */
+    int64_t IC, IH, IW;            /* IC: all input channels (G * IC/G) */
+    int64_t OC, OH, OW;            /* OC: all output channels */
+    int64_t KH, KW;
+    int64_t SH, SW;                /* strides >= 1 */
+    int64_t pad_t, pad_l, pad_b, pad_r;  /* >= 0 */
+    int64_t DH, DW;                /* dilation, oneDNN convention (0 = dense) */
+    int32_t src_zero_point, dst_zero_point;
+    const float *scales;           /* NULL: 1; else 1 value or OC (scales_per_oc) */
+    int scales_per_oc;
+    int num_post_ops;              /* 0 .. ANVIL_MAX_POST_OPS */
+    const anvil_post_op_t *post_ops;
+} anvil_conv2d_desc_t;
+
+typedef struct anvil_conv2d *anvil_conv2d_t;
+
+/* Validates desc (sizes, output size, groups, types) and copies what it
+ * needs (scales, post-ops). */
+ANVIL_API anvil_status_t anvil_conv2d_create(anvil_conv2d_t *conv,
+                                             const anvil_conv2d_desc_t *desc);
+/* Bytes of the packed weights. */
+ANVIL_API anvil_status_t anvil_conv2d_packed_weights_size(anvil_conv2d_t conv,
+                                                          size_t *bytes);
+/* Packs weights (wei_dt, `layout`) into `packed` (packed_weights_size
+ * bytes, 64-byte alignment is best, 4 required).  Plain bytes: they may
+ * be stored, shared between threads and reused by any conv2d handle with
+ * the same descriptor. */
+ANVIL_API anvil_status_t anvil_conv2d_pack_weights(anvil_conv2d_t conv,
+                                                   const void *weights,
+                                                   anvil_conv_weights_layout_t layout,
+                                                   void *packed);
+/* dst = chain(conv(src, packed)).  bias: NULL or OC fp32 values.
+ * binary_srcs[t]: operand of the t-th binary post-op (NULL when none).
+ * Safe to call from many threads at once with different src/dst. */
+ANVIL_API anvil_status_t anvil_conv2d_execute(anvil_conv2d_t conv,
+                                              const void *src,
+                                              const void *packed,
+                                              const float *bias,
+                                              void *dst,
+                                              const void *const *binary_srcs);
+ANVIL_API anvil_status_t anvil_conv2d_destroy(anvil_conv2d_t conv);
+
 /* Describes, without running it, what anvil would do for this sgemm shape
  * (kernel names, blocking, threads, packed sizes) into buf (NUL-terminated,
  * truncated to size).  *needed (if non-NULL) receives the full length + 1. */

@@ -312,6 +312,59 @@ private:
     anvil_matmul_t h_ = nullptr;
 };
 
+// A 2-D convolution (anvil_conv2d_*): create once, pack weights once,
+// execute many times.
+class conv2d {
+public:
+    conv2d() noexcept = default;
+    explicit conv2d(const anvil_conv2d_desc_t &desc) {
+        check(anvil_conv2d_create(&h_, &desc), "anvil_conv2d_create");
+    }
+    ~conv2d() { reset(); }
+    conv2d(const conv2d &) = delete;
+    conv2d &operator=(const conv2d &) = delete;
+    conv2d(conv2d &&other) noexcept : h_(std::exchange(other.h_, nullptr)) {}
+    conv2d &operator=(conv2d &&other) noexcept {
+        if (this != &other) {
+            reset();
+            h_ = std::exchange(other.h_, nullptr);
+        }
+        return *this;
+    }
+
+    std::size_t packed_weights_size() const {
+        std::size_t bytes = 0;
+        check(anvil_conv2d_packed_weights_size(h_, &bytes), "anvil_conv2d_packed_weights_size");
+        return bytes;
+    }
+    void pack_weights(const void *weights, anvil_conv_weights_layout_t layout,
+                      void *packed) const {
+        check(anvil_conv2d_pack_weights(h_, weights, layout, packed),
+              "anvil_conv2d_pack_weights");
+    }
+    void execute(const void *src, const void *packed, const float *bias, void *dst,
+                 const void *const *binary_srcs = nullptr) const {
+        check(anvil_conv2d_execute(h_, src, packed, bias, dst, binary_srcs),
+              "anvil_conv2d_execute");
+    }
+    anvil_status_t try_execute(const void *src, const void *packed, const float *bias,
+                               void *dst,
+                               const void *const *binary_srcs = nullptr) const noexcept {
+        return anvil_conv2d_execute(h_, src, packed, bias, dst, binary_srcs);
+    }
+
+    anvil_conv2d_t get() const noexcept { return h_; }
+    explicit operator bool() const noexcept { return h_ != nullptr; }
+    anvil_conv2d_t release() noexcept { return std::exchange(h_, nullptr); }
+    void reset() noexcept {
+        if (h_) anvil_conv2d_destroy(h_);
+        h_ = nullptr;
+    }
+
+private:
+    anvil_conv2d_t h_ = nullptr;
+};
+
 }  // namespace anvil
 
 #endif  // ANVIL_ANVIL_HPP

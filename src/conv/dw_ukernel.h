@@ -1,0 +1,67 @@
+// The depthwise-convolution micro-kernel contract (groups = IC = OC,
+// one input and one output channel per group), shared by the JIT
+// (AVX-512) and portable (Highway, scalar) backends.  Channels sit in
+// vector lanes; a call computes the raw accumulators of `m` output pixels
+// of one output row that read the same list of taps.  Padding never
+// reaches a kernel: the driver lists only the taps that are in bounds for
+// all m pixels (edge pixels are called one at a time with their own list).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace anvil::conv {
+
+// What src holds and what acc receives.
+enum class dw_kind : uint8_t {
+    f32 = 0,   // src f32,  weights f32,   acc f32 (fma)
+    bf16 = 1,  // src bf16, weights f32 (exact bf16 values widened at pack), acc f32 (fma)
+    u8 = 2,    // src u8,   weights int32 (s8 widened at pack), acc int32
+    s8 = 3,    // src s8,   weights int32, acc int32
+};
+
+constexpr int kDwMaxM = 8;        // pixels per call (register block)
+constexpr int kDwLanes = 16;      // channels per vector; packed weights padded to it
+
+// One call, for pixel r in [0, m) and channel c in [0, channels):
+//   acc(r, c) = sum over t in [0, ntaps) of  X(t, r, c) * W(t, c)
+// in increasing t (f32: acc = fma(X, W, acc) starting from +0.0f;
+// int: exact int32, wrapping modulo 2^32), where
+//   X(t, r, c) = src value at  src_taps[t] + r * pix_stride + c * elem_bytes
+//                (u8 / s8 minus zero_point, computed in int32; f32 and
+//                bf16 ignore zero_point; bf16 widened exactly to f32)
+//   W(t, c)    = ((const float or int32_t *) w_taps[t])[c]
+//   acc(r, c)  = ((float or int32_t *) acc)[r * acc_ld + c]
+// ntaps == 0 gives acc = 0.  Only channels [0, channels) of acc are
+// written and only those of src read (a tail of channels % 16 uses masked
+// accesses), so src may end right after the last channel.  Weight rows
+// hold a multiple of 16 entries (zero-padded) and may be read in full.
+struct dw_ukernel_args {
+    const uint8_t *const *src_taps;  // ntaps pointers (pixel 0, channel 0 of each tap)
+    const void *const *w_taps;       // ntaps pointers (channel 0 of each tap's weight row)
+    void *acc;
+    int64_t ntaps;
+    int64_t pix_stride;  // bytes between the src of consecutive output pixels (SW * IC * elem)
+    int64_t channels;    // >= 1
+    int64_t acc_ld;      // elements between acc rows (>= channels)
+    int64_t m;           // 1..kDwMaxM (generic kernels; JIT kernels are specialised on it)
+    int32_t zero_point;  // u8 / s8 only
+    int32_t reserved;
+};
+
+using dw_ukernel_fn = void (*)(const dw_ukernel_args *);
+
+// What a JIT kernel is specialised on.  POD, hashed bytewise, every byte set.
+struct dw_ukernel_desc {
+    uint8_t tier;      // anvil_isa_t the kernel was made for
+    dw_kind kind;
+    uint8_t m;         // 1..kDwMaxM
+    uint8_t has_zero_point;  // 1: subtract args->zero_point (int kinds only)
+    uint8_t reserved[4];
+};
+static_assert(sizeof(dw_ukernel_desc) == 8, "dw_ukernel_desc must stay 8 packed bytes");
+
+inline int dw_src_bytes(dw_kind k) {
+    return k == dw_kind::f32 ? 4 : k == dw_kind::bf16 ? 2 : 1;
+}
+
+}  // namespace anvil::conv
