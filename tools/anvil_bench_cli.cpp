@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "anvil_bench_attr.h"
+#include "anvil_bench_conv.h"
 #include "anvil_bench_problem.h"
 
 namespace anvil_bench {
@@ -17,6 +18,11 @@ void print_usage(std::FILE *f) {
         "              [--csv[=FILE]] [--json[=FILE]]\n"
         "              [--dst DT] [--attr-post-ops=OPS] [--attr-scales=S]\n"
         "              [--attr-zero-points=ZP] [--bias] [--chain-cost]   (lowp --planned)\n"
+        "  anvil-bench conv [--dt f32|bf16|u8s8u8|u8s8f32|s8s8s8|...] [--mode check|perf]\n"
+        "              [DESCRIPTOR ...] [--batch FILE ...] [--mb N] [--wei-layout oihw|hwio]\n"
+        "              [--attr-post-ops=OPS] [--attr-scales=S] [--attr-zero-points=src:V,dst:V]\n"
+        "              [--bias] [--threads N] [--isa CAP] [--vs onednn|none] [--csv[=FILE]]\n"
+        "              [--json[=FILE]]\n"
         "  anvil-bench --peak [--threads N]   fp32 FMA, bf16 and int8 dot-product peaks\n"
         "\n"
         "shapes: MxNxK (C is MxN, K the reduction) or benchdnn's MxK:KxN[_n\"name\"];\n"
@@ -73,6 +79,23 @@ void print_usage(std::FILE *f) {
         "  or bf16 --data ints -- allow only a .5 tie of an integer output rounded\n"
         "  the other way by oneDNN); exits 1 when anvil is wrong.  Operand values:\n"
         "  bias in [-20, 20], add operands in [-9, 9], mul operands in [-2, 2].\n"
+        "convolution (conv): anvil_conv2d_* vs oneDNN's convolution primitive (NHWC src and\n"
+        "  dst, weights reordered once into format_tag::any), same attributes as above:\n"
+        "  DESCRIPTOR  benchdnn style, e.g. mb1_ic64ih56iw56_oc64oh56ow56_kh3kw3sh1sw1ph1pw1\n"
+        "              (g32 prefix: groups; dh/dw: dilation, 0 = dense; n\"name*K\": the layer\n"
+        "              occurs K times in the model); batch files: one per line, '#' comments\n"
+        "  --dt        f32, bf16 (bf16 x 3) or a src/weights/dst triple: u8s8u8 u8s8f32\n"
+        "              u8s8s32 s8s8s8 s8s8f32 s8s8u8 bf16bf16f32 ... (also u8:s8:u8)\n"
+        "  --mb N      overrides every descriptor's mb\n"
+        "  --wei-layout oihw (default, PyTorch) | hwio (TensorFlow): the plain weights given\n"
+        "              to both libraries\n"
+        "  Data: small integers (f32/bf16 in [-4, 4]; int8 full range with VNNI).  check:\n"
+        "  anvil vs a reference of the chain at points (every point when small) and vs\n"
+        "  oneDNN on every element (equal, or both within the documented bounds of\n"
+        "  transcendental post-ops; .5 ties of integer outputs); exits 1 on a failure.\n"
+        "  perf: per layer ms, GFLOP/s (GOP/s int8), % of the measured peak, ratio\n"
+        "  t(oneDNN) / t(anvil); per batch file the model's conv stack (sum of time x\n"
+        "  multiplicity), its ratio, and the geomean and minimum of the layer ratios.\n"
         "options:\n"
         "  --isa CAP          anvil_set_max_isa before any compute call\n"
         "                     (scalar avx2 avx512_core avx512_core_vnni avx512_core_bf16 amx)\n"
@@ -115,6 +138,9 @@ bool parse_cli(int argc, char **argv, options *o, std::string *err) {
     if (args[0] == "gemm" || args[0] == "matmul") {
         o->command = "gemm";
         i = 1;
+    } else if (args[0] == "conv") {
+        o->command = "conv";
+        i = 1;
     } else if (args[0] == "--peak" || args[0] == "peak") {
         o->command = "peak";
         i = 1;
@@ -150,7 +176,10 @@ bool parse_cli(int argc, char **argv, options *o, std::string *err) {
         double d = 0;
         if (a == "--dt") {
             if (!need(&v)) return false;
-            if (v != "f32" && v != "bf16" && v != "u8s8s32" && v != "s8s8s32") {
+            conv_types ct;
+            if (o->command == "conv" && !parse_conv_dt(v, &ct, err)) return false;
+            if (o->command != "conv" && v != "f32" && v != "bf16" && v != "u8s8s32" &&
+                v != "s8s8s32") {
                 *err = "--dt " + v + ": expected f32, bf16, u8s8s32 or s8s8s32";
                 return false;
             }
@@ -232,6 +261,20 @@ bool parse_cli(int argc, char **argv, options *o, std::string *err) {
         } else if (a == "--chain-cost") {
             o->chain_cost = true;
             o->attr_flags.push_back(a);
+        } else if (a == "--mb" && o->command == "conv") {
+            if (!need(&v)) return false;
+            if (!to_int(v, 1, 1 << 20, &n)) {
+                *err = "--mb " + v + ": expected a positive integer";
+                return false;
+            }
+            o->mb = n;
+        } else if (a == "--wei-layout" && o->command == "conv") {
+            if (!need(&v)) return false;
+            if (v != "oihw" && v != "hwio") {
+                *err = "--wei-layout " + v + ": expected oihw or hwio";
+                return false;
+            }
+            o->wei_layout = v;
         } else if (a == "--planned") {
             o->planned = true;
         } else if (a == "--cold") {
@@ -323,6 +366,23 @@ bool parse_cli(int argc, char **argv, options *o, std::string *err) {
     if (o->dt != "f32" && o->cold) {
         *err = "--cold is only implemented for --dt f32";
         return false;
+    }
+    if (o->command == "conv") {
+        if (!o->dst.empty() || o->planned || o->cold || o->chain_cost) {
+            *err = "conv: --dst, --planned, --cold and --chain-cost do not apply (the output type "
+                   "is the third type of --dt)";
+            return false;
+        }
+        if (o->trials_big == 0) o->trials_big = o->trials;
+        if (o->mode == bench_mode::perf && o->trials_big < 3) {
+            *err = "perf mode needs --trials-big >= 3";
+            return false;
+        }
+        if (o->shapes.empty() && o->batches.empty()) {
+            *err = "conv: no problem given (descriptors or --batch)";
+            return false;
+        }
+        return true;
     }
     if (!o->attr_flags.empty() && (o->dt == "f32" || !o->planned)) {
         *err = o->attr_flags[0] +

@@ -12,7 +12,7 @@ namespace anvil_bench {
 enum class bench_mode { check, perf };
 
 struct options {
-    std::string command;               // "gemm", "peak" or "help"
+    std::string command;               // "gemm", "conv", "peak" or "help"
     std::string dt = "f32";
     std::vector<std::string> shapes;   // --shape (repeatable) and bare shapes
     std::vector<std::string> batches;  // --batch FILE (repeatable)
@@ -47,6 +47,9 @@ struct options {
     bool chain_cost = false;           // --chain-cost: also time the bare matmul
     // The option names given that need the matmul handle (for the error).
     std::vector<std::string> attr_flags;
+    // conv (anvil_bench_conv.h): shapes holds the descriptors.
+    int64_t mb = 0;                    // --mb: overrides the descriptors' mb (0: keep)
+    std::string wei_layout = "oihw";   // --wei-layout oihw|hwio
 };
 
 bool parse_cli(int argc, char **argv, options *o, std::string *err);

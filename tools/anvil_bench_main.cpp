@@ -11,6 +11,7 @@
 #include "anvil/anvil.h"
 #include "anvil_bench_attr.h"
 #include "anvil_bench_cli.h"
+#include "anvil_bench_conv.h"
 #include "anvil_bench_gemm.h"
 #include "anvil_bench_lowp.h"
 #include "anvil_bench_onednn.h"
@@ -122,6 +123,7 @@ int main(int argc, char **argv) {
     const affinity aff = get_affinity();
     const bool pinned = aff.allowed > 0 && aff.allowed < aff.online;
     if (o.command == "peak") return run_peak(o, threads);
+    if (o.command == "conv") return run_conv(o, threads, pinned, aff.list, aff.allowed, aff.online);
 
     std::vector<gemm_problem> problems;
     std::vector<skipped_line> skipped;

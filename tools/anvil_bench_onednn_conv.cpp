@@ -1,0 +1,176 @@
+// anvil-bench: oneDNN's convolution primitive (the conv peer).
+#include "anvil_bench_onednn_conv.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <unordered_map>
+#include <vector>
+
+namespace anvil_bench {
+namespace {
+
+dnnl::memory::data_type to_dnnl(anvil_data_type_t t) {
+    using d = dnnl::memory::data_type;
+    switch (t) {
+        case anvil_dt_f32: return d::f32;
+        case anvil_dt_bf16: return d::bf16;
+        case anvil_dt_s32: return d::s32;
+        case anvil_dt_u8: return d::u8;
+        case anvil_dt_s8: return d::s8;
+    }
+    return d::undef;
+}
+
+dnnl::algorithm eltwise_alg(int alg) {
+    using a = dnnl::algorithm;
+    switch (alg) {
+        case anvil_eltwise_relu:
+        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
+        case anvil_eltwise_clip: return a::eltwise_clip;
+        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
+        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
+        case anvil_eltwise_silu: return a::eltwise_swish;
+        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
+        default: return a::eltwise_tanh;
+    }
+}
+
+}  // namespace
+
+struct onednn_conv::state {
+    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+    dnnl::stream strm{eng};
+    dnnl::convolution_forward prim;
+    std::unordered_map<int, dnnl::memory> args;
+    std::vector<int32_t> zp_src, zp_dst;  // runtime zero points
+    std::string impl;
+};
+
+onednn_conv::onednn_conv() = default;
+onednn_conv::~onednn_conv() = default;
+
+bool onednn_conv::init(const conv_types &t, const anvil::conv::conv_shape &s,
+                       anvil_conv_weights_layout_t layout, const void *src, const void *wei,
+                       void *dst, const attr_spec &a, const attr_data &ad, std::string *err) {
+    using namespace dnnl;
+    using dims = memory::dims;
+    using tag = memory::format_tag;
+    try {
+        auto st = std::make_unique<state>();
+        const int64_t G = s.g, OCg = s.oc / s.g, ICg = s.ic / s.g;
+        const memory::desc src_md({s.mb, s.ic, s.ih, s.iw}, to_dnnl(t.src), tag::nhwc);
+        const memory::desc dst_md({s.mb, s.oc, s.oh, s.ow}, to_dnnl(t.dst), tag::nhwc);
+        // Plain weights: oc = g * OCg + o everywhere.
+        dims wdims, wstrides;
+        if (layout == anvil_conv_weights_oihw) {  // [OC][ICg][KH][KW]
+            const int64_t ko = ICg * s.kh * s.kw;
+            wdims = {G, OCg, ICg, s.kh, s.kw};
+            wstrides = {OCg * ko, ko, s.kh * s.kw, s.kw, 1};
+        } else {  // [KH][KW][ICg][OC]
+            wdims = {G, OCg, ICg, s.kh, s.kw};
+            wstrides = {OCg, 1, s.oc, s.kw * ICg * s.oc, ICg * s.oc};
+        }
+        if (G == 1) {
+            wdims.erase(wdims.begin());
+            wstrides.erase(wstrides.begin());
+        }
+        const memory::desc user_wei_md(wdims, to_dnnl(t.wei), wstrides);
+        const memory::desc wei_md(wdims, to_dnnl(t.wei), tag::any);
+        const memory::desc bias_md({s.oc}, memory::data_type::f32, tag::a);
+        const dims strides = {s.sh, s.sw}, dil = {s.dh, s.dw}, pl = {s.pt, s.pl},
+                   pr = {s.pb, s.pr};
+
+        post_ops po;
+        std::vector<std::pair<int, memory::desc>> bin_mds;
+        for (size_t k = 0; k < a.ops.size(); ++k) {
+            const post_op_spec &o = a.ops[k];
+            if (!o.binary) {
+                const float alpha = o.alg == anvil_eltwise_silu ? 1.0f : o.alpha;
+                po.append_eltwise(1.0f, eltwise_alg(o.alg), alpha, o.beta);
+                continue;
+            }
+            const int64_t ld = ad.bin_ld[bin_mds.size()];
+            const memory::desc md =
+                o.per_n ? memory::desc({1, s.oc, 1, 1}, to_dnnl(o.src_dt), dims{s.oc, 1, s.oc, s.oc})
+                        : memory::desc({s.mb, s.oc, s.oh, s.ow}, to_dnnl(o.src_dt),
+                                       dims{s.oh * s.ow * ld, 1, s.ow * ld, ld});
+            po.append_binary(o.alg == anvil_binary_add ? algorithm::binary_add
+                                                       : algorithm::binary_mul,
+                             md);
+            bin_mds.push_back({int(k), md});
+        }
+        auto make_pd = [&](bool runtime_zp) {
+            primitive_attr attr;
+            if (a.scale_mode) attr.set_output_scales(a.scale_mode == 2 ? 2 : 0, ad.scales);
+            const int32_t rt = DNNL_RUNTIME_S32_VAL;
+            if (a.zp_src) attr.set_zero_points(DNNL_ARG_SRC, 0, {runtime_zp ? rt : a.zp_src});
+            if (a.zp_dst) attr.set_zero_points(DNNL_ARG_DST, 0, {runtime_zp ? rt : a.zp_dst});
+            if (!a.ops.empty()) attr.set_post_ops(po);
+            const auto fwd = prop_kind::forward_inference;
+            const auto alg = algorithm::convolution_direct;
+            return a.bias ? convolution_forward::primitive_desc(
+                                convolution_forward::desc(fwd, alg, src_md, wei_md, bias_md,
+                                                          dst_md, strides, dil, pl, pr),
+                                attr, st->eng)
+                          : convolution_forward::primitive_desc(
+                                convolution_forward::desc(fwd, alg, src_md, wei_md, dst_md,
+                                                          strides, dil, pl, pr),
+                                attr, st->eng);
+        };
+        // Constant zero points first; oneDNN 2.6 convolutions mostly take
+        // them only as runtime values.
+        bool runtime_zp = false;
+        convolution_forward::primitive_desc pd;
+        try {
+            pd = make_pd(false);
+        } catch (const dnnl::error &e) {
+            if (!a.zp_src && !a.zp_dst) throw;
+            runtime_zp = true;
+            pd = make_pd(true);
+        }
+        st->impl = pd.impl_info_str();
+        st->prim = convolution_forward(pd);
+        memory user(user_wei_md, st->eng, const_cast<void *>(wei));
+        memory weights(pd.weights_desc(), st->eng);
+        reorder(user, weights).execute(st->strm, user, weights);
+        st->strm.wait();
+        st->args = {{DNNL_ARG_SRC, memory(src_md, st->eng, const_cast<void *>(src))},
+                    {DNNL_ARG_WEIGHTS, weights},
+                    {DNNL_ARG_DST, memory(dst_md, st->eng, dst)}};
+        if (a.bias)
+            st->args.insert({DNNL_ARG_BIAS, memory(bias_md, st->eng,
+                                                   const_cast<float *>(ad.dnnl_bias.data()))});
+        for (size_t b = 0; b < bin_mds.size(); ++b)
+            st->args.insert({DNNL_ARG_ATTR_MULTIPLE_POST_OP(bin_mds[b].first) | DNNL_ARG_SRC_1,
+                             memory(bin_mds[b].second, st->eng, ad.bin[b].data())});
+        if (runtime_zp) {
+            const memory::desc zp_md({1}, memory::data_type::s32, tag::a);
+            st->zp_src = {a.zp_src};
+            st->zp_dst = {a.zp_dst};
+            if (a.zp_src)
+                st->args.insert({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
+                                 memory(zp_md, st->eng, st->zp_src.data())});
+            if (a.zp_dst)
+                st->args.insert({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST,
+                                 memory(zp_md, st->eng, st->zp_dst.data())});
+            st->impl += " (runtime zero points)";
+        }
+        s_ = std::move(st);
+        return true;
+    } catch (const dnnl::error &e) {
+        *err = "oneDNN " + t.name + " convolution (" + a.str() + "): " + e.what();
+        return false;
+    }
+}
+
+void onednn_conv::execute() {
+    s_->prim.execute(s_->strm, s_->args);
+    s_->strm.wait();
+}
+
+const std::string &onednn_conv::impl() const {
+    static const std::string none = "none";
+    return s_ ? s_->impl : none;
+}
+
+}  // namespace anvil_bench
