@@ -1,0 +1,187 @@
+#include "jit/jit_conv_dw_avx512.h"
+
+#include <cstddef>
+
+namespace anvil::jit {
+
+using namespace Xbyak;
+using conv::dw_kind;
+using conv::dw_ukernel_args;
+
+namespace {
+const char *kind_name(dw_kind k) {
+    switch (k) {
+        case dw_kind::f32: return "f32";
+        case dw_kind::bf16: return "bf16";
+        case dw_kind::u8: return "u8";
+        default: return "s8";
+    }
+}
+}  // namespace
+
+std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
+    return std::string("anvil_conv_dw_avx512_") + kind_name(d.kind) + "_m" + std::to_string(d.m) +
+           (d.has_zero_point ? "_zp" : "");
+}
+
+jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
+    if (d.m < 1 || d.m > conv::kDwMaxM || uint8_t(d.kind) > uint8_t(dw_kind::s8))
+        XBYAK_THROW(ERR_INTERNAL)
+    m_ = d.m;
+    elem_ = conv::dw_src_bytes(d.kind);
+    if (!is_int()) d_.has_zero_point = 0;
+    prologue();
+    channel_loop();
+    epilogue();
+}
+
+void jit_conv_dw_avx512::prologue() {
+    preamble({reg_src, reg_src4, reg_w, reg_acc, reg_ldc});
+    mov(reg_src_taps, ptr[reg_args + offsetof(dw_ukernel_args, src_taps)]);
+    mov(reg_w_taps, ptr[reg_args + offsetof(dw_ukernel_args, w_taps)]);
+    mov(reg_acc, ptr[reg_args + offsetof(dw_ukernel_args, acc)]);
+    mov(reg_ntaps, ptr[reg_args + offsetof(dw_ukernel_args, ntaps)]);
+    mov(reg_ps, ptr[reg_args + offsetof(dw_ukernel_args, pix_stride)]);
+    lea(reg_ps3, ptr[reg_ps + reg_ps * 2]);
+    mov(reg_left, ptr[reg_args + offsetof(dw_ukernel_args, channels)]);
+    mov(reg_ldc, ptr[reg_args + offsetof(dw_ukernel_args, acc_ld)]);
+    shl(reg_ldc, 2);  // f32 and int32 accumulators are both 4 bytes
+    xor_(reg_coff, reg_coff);
+    if (d_.has_zero_point) vpbroadcastd(zpv(), dword[reg_args + offsetof(dw_ukernel_args, zero_point)]);
+}
+
+void jit_conv_dw_avx512::epilogue() { postamble(); }
+
+void jit_conv_dw_avx512::channel_loop() {
+    Label full, tail, done;
+    cmp(reg_left, kLanes);
+    jl(tail, T_NEAR);
+    L(full);
+    block(false);
+    add(reg_acc, kVecBytes);
+    add(reg_coff, kLanes * elem_);
+    sub(reg_left, kLanes);
+    cmp(reg_left, kLanes);
+    jge(full, T_NEAR);
+    L(tail);
+    test(reg_left, reg_left);
+    jle(done, T_NEAR);  // channels >= 1 by contract; nothing left (or a bad count): done
+    tail_mask();
+    block(true);
+    L(done);
+}
+
+void jit_conv_dw_avx512::tail_mask() {
+    mov(eax, 1);
+    shl(eax, cl);  // reg_left < 16 here
+    dec(eax);
+    kmovw(k_tail, eax);
+}
+
+void jit_conv_dw_avx512::block(bool tail) {
+    zero_acc();
+    tap_loop(tail);
+    store(tail);
+}
+
+void jit_conv_dw_avx512::zero_acc() {
+    for (int r = 0; r < m_; ++r) vpxord(acc(r), acc(r), acc(r));
+}
+
+void jit_conv_dw_avx512::tap_loop(bool tail) {
+    Label loop, done;
+    xor_(reg_t, reg_t);
+    test(reg_ntaps, reg_ntaps);
+    jle(done, T_NEAR);  // ntaps == 0: acc = 0
+    L(loop);
+    tap(tail);
+    inc(reg_t);
+    cmp(reg_t, reg_ntaps);
+    jl(loop, T_NEAR);
+    L(done);
+}
+
+RegExp jit_conv_dw_avx512::src_at(int r) const {
+    // x86 scales reach 1, 2, 4 (and reg_ps3 gives 3): four pixels per base.
+    const Reg64 &base = r < 4 ? reg_src : reg_src4;
+    switch (r % 4) {
+        case 0: return base + 0;
+        case 1: return base + reg_ps;
+        case 2: return base + reg_ps * 2;
+        default: return base + reg_ps3;
+    }
+}
+
+RegExp jit_conv_dw_avx512::acc_at(int r) const {
+    const Reg64 &base = r < 4 ? reg_acc : reg_acc4;
+    switch (r % 4) {
+        case 0: return base + 0;
+        case 1: return base + reg_ldc;
+        case 2: return base + reg_ldc * 2;
+        default: return base + reg_ldc3;
+    }
+}
+
+void jit_conv_dw_avx512::tap(bool tail) {
+    mov(reg_src, ptr[reg_src_taps + reg_t * 8]);
+    mov(reg_w, ptr[reg_w_taps + reg_t * 8]);
+    add(reg_src, reg_coff);
+    if (m_ > 4) lea(reg_src4, ptr[reg_src + reg_ps * 4]);
+    // Weight rows are padded to 16 entries: the tail reads them in full.
+    // Their channel offset is the src one scaled by 4 / elem.
+    const RegExp w_at = reg_w + reg_coff * (4 / elem_);
+    if (is_int())
+        vmovdqu32(wv(), ptr[w_at]);
+    else
+        vmovups(wv(), ptr[w_at]);
+    for (int r = 0; r < m_; ++r) pixel(r, tail);
+}
+
+// The tail's src accesses are masked (k_tail); masked-off lanes are not
+// read, so they cannot fault past the end of src.
+void jit_conv_dw_avx512::pixel(int r, bool tail) {
+    const Zmm x = xv(r);
+    const Zmm xm = tail ? Zmm(x | k_tail | T_z) : x;
+    switch (d_.kind) {
+        case dw_kind::f32:
+            // acc = fma(X, W, acc): one rounding, the contract's order.
+            if (tail)
+                vfmadd231ps(acc(r) | k_tail, wv(), ptr[src_at(r)]);
+            else
+                vfmadd231ps(acc(r), wv(), ptr[src_at(r)]);
+            return;
+        case dw_kind::bf16:
+            vpmovzxwd(xm, yword[src_at(r)]);
+            vpslld(x, x, 16);  // exact bf16 -> f32
+            vfmadd231ps(acc(r), wv(), x);
+            return;
+        case dw_kind::u8:
+        case dw_kind::s8:
+            if (d_.kind == dw_kind::u8)
+                vpmovzxbd(xm, xword[src_at(r)]);
+            else
+                vpmovsxbd(xm, xword[src_at(r)]);
+            if (d_.has_zero_point) vpsubd(x, x, zpv());
+            vpmulld(x, x, wv());  // low 32 bits: the contract's wrap-around
+            vpaddd(acc(r), acc(r), x);
+            return;
+    }
+}
+
+void jit_conv_dw_avx512::set_acc_rows() {
+    if (m_ > 3) lea(reg_ldc3, ptr[reg_ldc + reg_ldc * 2]);
+    if (m_ > 4) lea(reg_acc4, ptr[reg_acc + reg_ldc * 4]);
+}
+
+void jit_conv_dw_avx512::store(bool tail) {
+    set_acc_rows();
+    for (int r = 0; r < m_; ++r) {
+        const Address dst = tail ? ptr[acc_at(r)] | k_tail : ptr[acc_at(r)];
+        if (is_int())
+            vmovdqu32(dst, acc(r));
+        else
+            vmovups(dst, acc(r));
+    }
+}
+
+}  // namespace anvil::jit

@@ -1,0 +1,80 @@
+// AVX-512 depthwise-convolution micro-kernel generator (conv/dw_ukernel.h)
+// on zmm, for all four kinds (f32, bf16, u8, s8); needs only avx512_core.
+// Specialised on kind, m (1..8) and has_zero_point (int kinds).
+//
+// Channels sit in the 16 lanes of a zmm.  An outer runtime loop walks the
+// channel blocks of 16, the last one (channels % 16) under an opmask whose
+// masked loads suppress faults past the end of src; for each block the m
+// accumulators are zeroed, an inner runtime loop over the taps loads the
+// tap's weight vector once and multiplies it into every pixel's src
+// vector, and the accumulators are stored to acc rows r * acc_ld.
+#pragma once
+#include <string>
+
+#include "conv/dw_ukernel.h"
+#include "jit/jit_generator.h"
+
+namespace anvil::jit {
+
+class jit_conv_dw_avx512 : public jit_generator {
+public:
+    static constexpr int kLanes = conv::kDwLanes;  // channels per zmm
+    static constexpr int kVecBytes = 64;           // one f32 / int32 zmm
+
+    explicit jit_conv_dw_avx512(const conv::dw_ukernel_desc &d);
+    static std::string kernel_name(const conv::dw_ukernel_desc &d);
+
+private:
+    // Vector register map: accumulators zmm0..m-1, one src temporary per
+    // pixel zmm8..8+m-1 (independent, so the pixels' widen/multiply chains
+    // overlap), the tap's weights in zmm31, the zero point in zmm30.
+    static Xbyak::Zmm acc(int r) { return Xbyak::Zmm(r); }
+    static Xbyak::Zmm xv(int r) { return Xbyak::Zmm(conv::kDwMaxM + r); }
+    static Xbyak::Zmm wv() { return Xbyak::Zmm(31); }
+    static Xbyak::Zmm zpv() { return Xbyak::Zmm(30); }
+    const Xbyak::Opmask k_tail = k1;
+
+    bool is_int() const { return d_.kind == conv::dw_kind::u8 || d_.kind == conv::dw_kind::s8; }
+    // Address of pixel r's src vector of the current tap and channel block,
+    // and of row r's accumulator block (after set_acc_rows()).
+    Xbyak::RegExp src_at(int r) const;
+    Xbyak::RegExp acc_at(int r) const;
+
+    // Emit steps.
+    void prologue();                 // save registers, load the arguments
+    void channel_loop();             // full blocks, then the masked tail
+    void block(bool tail);           // one channel block: zero, taps, store
+    void zero_acc();
+    void tap_loop(bool tail);        // runtime loop over taps
+    void tap(bool tail);             // one tap: weights, then m pixels
+    void pixel(int r, bool tail);    // acc_r += X(r) * W
+    void set_acc_rows();             // row pointers for store()
+    void store(bool tail);
+    void tail_mask();                // k_tail = (1 << channels left) - 1
+    void epilogue();
+
+    conv::dw_ukernel_desc d_;
+    int m_ = 1;
+    int elem_ = 4;  // src bytes per channel
+
+    // GPR map (System V: the args pointer arrives in rdi).
+    const Xbyak::Reg64 reg_args = rdi;
+    const Xbyak::Reg64 reg_src_taps = rsi;
+    const Xbyak::Reg64 reg_w_taps = rdx;
+    const Xbyak::Reg64 reg_left = rcx;    // channels left (cl: the tail's shift count)
+    const Xbyak::Reg64 reg_ntaps = r8;
+    const Xbyak::Reg64 reg_ps = r9;       // pix_stride, bytes
+    const Xbyak::Reg64 reg_ps3 = r10;     // 3 * pix_stride
+    const Xbyak::Reg64 reg_coff = r11;    // the channel block's src byte offset
+    const Xbyak::Reg64 reg_t = rax;       // tap index (tap loop), scratch elsewhere
+    const Xbyak::Reg64 reg_src = rbx;     // pixel 0 of tap t at the block
+    const Xbyak::Reg64 reg_src4 = r12;    // pixel 4
+    const Xbyak::Reg64 reg_w = r13;       // tap t's weight row
+    const Xbyak::Reg64 reg_acc = r14;     // acc row 0 at the block
+    const Xbyak::Reg64 reg_ldc = r15;     // acc_ld * 4
+    // At the store the tap registers are free: row 4 and 3 * acc_ld * 4.
+    const Xbyak::Reg64 reg_acc4 = r12;
+    const Xbyak::Reg64 reg_ldc3 = rbx;
+};
+
+}  // namespace anvil::jit

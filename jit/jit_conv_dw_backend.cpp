@@ -1,0 +1,46 @@
+// The JIT depthwise backend (conv/dw_backend.h): AVX-512 on zmm, all four
+// kinds.  Kernels are generated on first use and cached by descriptor, like
+// the lp backends'.  The backend tests what the CPU has; the ISA cap is
+// select_dw_backend's.
+#include "cache/kernel_cache.h"
+#include "conv/dw_backend.h"
+#include "cpu/isa.h"
+#include "jit/jit_conv_dw_avx512.h"
+#include "jit/jit_front_cache.h"
+
+namespace anvil::conv {
+namespace {
+
+bool detected(uint32_t features) { return (cpu::info().detected & features) == features; }
+
+thread_local jit::front_cache t_front_dw_avx512;
+
+class jit_avx512_dw_backend_t final : public dw_backend {
+public:
+    const char *name() const override { return "jit:avx512_dw"; }
+    anvil_isa_t tier() const override { return anvil_isa_avx512_core; }
+    anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const override {
+        if (!dw_desc_valid(desc)) return anvil_invalid_argument;
+        // The descriptor as cached: this tier and no stray reserved bytes.
+        const dw_ukernel_desc d =
+            make_dw_desc(uint8_t(anvil_isa_avx512_core), desc.kind, desc.m, desc.has_zero_point != 0);
+        cache::kernel_ptr k;
+        const anvil_status_t st =
+            jit::cached_kernel<jit::jit_conv_dw_avx512>(t_front_dw_avx512, d, "conv_dw_avx512:", &k);
+        if (st != anvil_success) return st;
+        out->fn = reinterpret_cast<dw_ukernel_fn>(const_cast<void *>(k->entry()));
+        out->name = k->name().c_str();
+        out->keep_alive = k;
+        return anvil_success;
+    }
+};
+
+}  // namespace
+
+const dw_backend *jit_avx512_dw_backend() {
+    if (!detected(cpu::f_avx512_core)) return nullptr;
+    static const jit_avx512_dw_backend_t b;
+    return &b;
+}
+
+}  // namespace anvil::conv

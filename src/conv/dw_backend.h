@@ -1,0 +1,65 @@
+// A depthwise-convolution backend supplies dw micro-kernels (dw_ukernel.h)
+// for one ISA tier.  The driver asks select_dw_backend() for the best one
+// the effective ISA allows (the same scheme as lowp/lp_backend.h).
+#pragma once
+#include <memory>
+
+#include "anvil/anvil.h"
+#include "conv/dw_ukernel.h"
+
+namespace anvil::conv {
+
+struct dw_ukernel_ref {
+    dw_ukernel_fn fn = nullptr;
+    std::shared_ptr<const void> keep_alive;  // JIT code; empty for static kernels
+    const char *name = "";
+};
+
+class dw_backend {
+public:
+    virtual ~dw_backend() = default;
+    virtual const char *name() const = 0;  // "jit:avx512_dw", "hwy:AVX2", "scalar"
+    virtual anvil_isa_t tier() const = 0;
+    // Kernel for desc (1 <= m <= kDwMaxM, a dw_kind, has_zero_point 0 or 1;
+    // anything else: anvil_invalid_argument).  has_zero_point is ignored for
+    // f32 / bf16.  Every backend's kernel for one desc obeys desc.m and
+    // desc.has_zero_point: a kernel made with has_zero_point == 0 never
+    // subtracts args->zero_point (so it is only correct when that is 0).
+    virtual anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const = 0;
+};
+
+// The descriptor with every byte set (reserved bytes zero; has_zero_point
+// only for the int kinds).
+inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_zero_point) {
+    dw_ukernel_desc d{};
+    d.tier = tier;
+    d.kind = kind;
+    d.m = uint8_t(m);
+    d.has_zero_point = (has_zero_point && (kind == dw_kind::u8 || kind == dw_kind::s8)) ? 1 : 0;
+    return d;
+}
+
+inline bool dw_desc_valid(const dw_ukernel_desc &d) {
+    return d.m >= 1 && d.m <= kDwMaxM && uint8_t(d.kind) <= uint8_t(dw_kind::s8) &&
+           d.has_zero_point <= 1;
+}
+
+// Best backend under the effective ISA.  Never null.
+//   JIT avx512_core (all four kinds) > Highway > scalar
+const dw_backend &select_dw_backend();
+// Each tier's own implementation; the JIT one does not look at the ISA cap
+// (select_dw_backend does), only at what the CPU has.
+const dw_backend *jit_avx512_dw_backend();  // null when not built or the CPU lacks AVX-512
+const dw_backend *highway_dw_backend();     // best Highway target the ISA cap allows
+const dw_backend *scalar_dw_backend();
+
+// The contract element by element (dw_ref.cpp), for channels [c0, c1) of
+// rows [0, args->m): the scalar backend's kernels and the portable tails.
+// zero_point: subtract args->zero_point (int kinds only).
+void dw_ukernel_scalar_range(const dw_ukernel_args *args, dw_kind kind, bool zero_point,
+                             int64_t c0, int64_t c1);
+inline void dw_ukernel_scalar(const dw_ukernel_args *args, dw_kind kind, bool zero_point) {
+    dw_ukernel_scalar_range(args, kind, zero_point, 0, args->channels);
+}
+
+}  // namespace anvil::conv

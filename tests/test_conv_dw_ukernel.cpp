@@ -1,0 +1,443 @@
+// Depthwise-convolution micro-kernels (conv/dw_ukernel.h): every backend
+// usable under the process's ISA cap (JIT AVX-512, Highway, scalar) against
+// a plain loop written here, over kind x m 1..8 x channel counts around the
+// 16-lane vector x tap counts x contiguous / strided pixels x zero points.
+// Integer-valued f32 / bf16 data keeps every sum exact, so results compare
+// with ==; the int kinds are exact (wrapping) anyway.  src ends right
+// before a PROT_NONE page (the channel tail must be masked), weight rows
+// end at their 16-padding before another one, and acc entries outside rows
+// < m and channels < channels are sentinels that must survive.  f32 random
+// fractions must match a std::fma loop bit for bit (the contract's order).
+//
+// ctest runs this once per ISA cap; the "once" case runs the sweep on every
+// compiled Highway target (SSE4, SSSE3, ... are never chosen on this CPU).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "conv/dw_backend.h"
+#include "conv/dw_ukernel.h"
+#include "cpu/isa.h"
+#include "fallback/hwy_conv_dw.h"
+#include "test_util.h"
+
+namespace {
+
+using anvil::conv::dw_backend;
+using anvil::conv::dw_kind;
+using anvil::conv::dw_ukernel_args;
+using anvil::conv::dw_ukernel_desc;
+using anvil::conv::dw_ukernel_ref;
+using anvil::conv::kDwLanes;
+using anvil::conv::kDwMaxM;
+
+constexpr uint32_t kSentinel = 0x7fa5c3e1u;
+constexpr int64_t kMargin = 37;
+const int64_t kChannels[] = {1, 2, 15, 16, 17, 31, 33, 48, 50, 64 + 13};
+const int64_t kNtaps[] = {0, 1, 2, 9, 25};
+constexpr int64_t kMaxChannels = 64 + 13;
+constexpr int64_t kMaxNtaps = 25;
+
+const char *kind_name(dw_kind k) {
+    switch (k) {
+        case dw_kind::f32: return "f32";
+        case dw_kind::bf16: return "bf16";
+        case dw_kind::u8: return "u8";
+        default: return "s8";
+    }
+}
+
+bool is_int(dw_kind k) { return k == dw_kind::u8 || k == dw_kind::s8; }
+int64_t padded(int64_t c) { return (c + kDwLanes - 1) / kDwLanes * kDwLanes; }
+
+float bf16_value(uint16_t h) { return tu::from_bits(uint32_t(h) << 16); }
+
+// Every backend that runs under the current cap, best first (no
+// duplicates; the scalar one always).
+std::vector<const dw_backend *> backends_under_cap() {
+    std::vector<const dw_backend *> v;
+    if (anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_core)
+        if (const dw_backend *b = anvil::conv::jit_avx512_dw_backend()) v.push_back(b);
+    if (anvil::cpu::effective_tier(false) != anvil_isa_scalar || !anvil::cpu::info().detected)
+        if (const dw_backend *b = anvil::conv::highway_dw_backend()) v.push_back(b);
+    // Under the scalar cap Highway still has its SIMD-free target: test it.
+    if (const dw_backend *b = anvil::conv::highway_dw_backend())
+        if (std::find(v.begin(), v.end(), b) == v.end()) v.push_back(b);
+    v.push_back(anvil::conv::scalar_dw_backend());
+    return v;
+}
+
+// The operands of one call, placed against guard pages: the taps' src
+// regions back to back with the last one ending at the src guard, the
+// weight rows (16-padded) back to back with the last one ending at the
+// weight guard.  Bytes between pixels (strided src) and the weights'
+// padding hold junk (0xff: NaN for f32 / bf16).
+struct operands {
+    tu::guarded gsrc{size_t(kMaxNtaps) * size_t((kDwMaxM - 1) * 2 + 1) * kMaxChannels * 4 + 4096};
+    tu::guarded gw{size_t(kMaxNtaps) * size_t(padded(kMaxChannels)) * 4 + 4096};
+    std::vector<const uint8_t *> src_taps;
+    std::vector<const void *> w_taps;
+    int64_t pix_stride = 0;
+
+    // Lays out ntaps taps for m pixels; fill(x, is_weight) gives values.
+    template <typename FillSrc, typename FillW>
+    void place(dw_kind kind, int m, int64_t channels, int64_t ntaps, int64_t stride_pixels,
+               bool reverse, FillSrc fill_src, FillW fill_w) {
+        const int64_t elem = anvil::conv::dw_src_bytes(kind);
+        pix_stride = stride_pixels * channels * elem;
+        const int64_t tap_bytes = (m - 1) * pix_stride + channels * elem;
+        const int64_t w_bytes = padded(channels) * 4;
+        uint8_t *src0 = reinterpret_cast<uint8_t *>(gsrc.end()) - ntaps * tap_bytes;
+        uint8_t *w0 = reinterpret_cast<uint8_t *>(gw.end()) - ntaps * w_bytes;
+        src_taps.assign(size_t(ntaps), nullptr);
+        w_taps.assign(size_t(ntaps), nullptr);
+        for (int64_t i = 0; i < ntaps; ++i) {
+            const int64_t t = reverse ? ntaps - 1 - i : i;  // which tap owns region i
+            uint8_t *s = src0 + i * tap_bytes;
+            std::memset(s, 0xff, size_t(tap_bytes));
+            for (int r = 0; r < m; ++r)
+                for (int64_t c = 0; c < channels; ++c) fill_src(s + r * pix_stride + c * elem);
+            uint8_t *w = w0 + i * w_bytes;
+            std::memset(w, 0xff, size_t(w_bytes));
+            for (int64_t c = 0; c < channels; ++c) fill_w(w + c * 4);
+            src_taps[size_t(t)] = s;
+            w_taps[size_t(t)] = w;
+        }
+    }
+};
+
+// acc rows of acc_ld elements for kDwMaxM + 1 rows, kMargin sentinels
+// before and after.
+struct acc_block {
+    std::vector<uint32_t> raw;
+    int64_t acc_ld;
+    explicit acc_block(int64_t ld) : raw(size_t((kDwMaxM + 1) * ld + 2 * kMargin), kSentinel), acc_ld(ld) {}
+    uint32_t *at(int64_t r, int64_t c) { return raw.data() + kMargin + r * acc_ld + c; }
+};
+
+// The contract as a plain loop: want(r, c) for r < m, c < channels.
+// exact_fp: s + x * w (integer data: exact); otherwise std::fma.
+std::vector<uint32_t> reference(const dw_ukernel_args &a, dw_kind kind, bool zp_on, int m) {
+    std::vector<uint32_t> out(size_t(m * a.channels));
+    const int64_t elem = anvil::conv::dw_src_bytes(kind);
+    for (int r = 0; r < m; ++r)
+        for (int64_t c = 0; c < a.channels; ++c) {
+            float s = 0.0f;
+            uint32_t si = 0;
+            for (int64_t t = 0; t < a.ntaps; ++t) {
+                const uint8_t *x = a.src_taps[t] + r * a.pix_stride + c * elem;
+                const uint8_t *w = static_cast<const uint8_t *>(a.w_taps[t]) + c * 4;
+                if (kind == dw_kind::f32 || kind == dw_kind::bf16) {
+                    float xv, wv;
+                    if (kind == dw_kind::f32) {
+                        std::memcpy(&xv, x, 4);
+                    } else {
+                        uint16_t h;
+                        std::memcpy(&h, x, 2);
+                        xv = bf16_value(h);
+                    }
+                    std::memcpy(&wv, w, 4);
+                    s = std::fma(xv, wv, s);
+                } else {
+                    const int32_t xi = kind == dw_kind::u8 ? int32_t(*x) : int32_t(int8_t(*x));
+                    int32_t wi;
+                    std::memcpy(&wi, w, 4);
+                    si += (uint32_t(xi) - (zp_on ? uint32_t(a.zero_point) : 0u)) * uint32_t(wi);
+                }
+            }
+            out[size_t(r * a.channels + c)] = is_int(kind) ? si : tu::bits(s);
+        }
+    return out;
+}
+
+std::string describe(const char *backend, const char *kname, dw_kind kind, int m,
+                     const dw_ukernel_args &a, bool zp_on) {
+    std::ostringstream s;
+    s << backend << " " << kname << ": kind=" << kind_name(kind) << " m=" << m
+      << " channels=" << a.channels << " ntaps=" << a.ntaps << " pix_stride=" << a.pix_stride
+      << " acc_ld=" << a.acc_ld << " has_zp=" << zp_on << " zp=" << a.zero_point;
+    return s.str();
+}
+
+// Runs k on the placed operands and compares acc with the reference and
+// the sentinels; returns "" or the first difference.
+std::string run_and_check(const dw_backend &be, const dw_ukernel_ref &k, dw_kind kind, int m,
+                          bool zp_on, int32_t zp, int64_t channels, int64_t acc_pad,
+                          operands &ops, tu::fault_reporter &fr) {
+    acc_block acc(channels + acc_pad);
+    dw_ukernel_args a{};
+    a.src_taps = ops.src_taps.data();
+    a.w_taps = ops.w_taps.data();
+    a.acc = acc.at(0, 0);
+    a.ntaps = int64_t(ops.src_taps.size());
+    a.pix_stride = ops.pix_stride;
+    a.channels = channels;
+    a.acc_ld = acc.acc_ld;
+    a.m = m;
+    a.zero_point = zp;
+    const std::string what = describe(be.name(), k.name, kind, m, a, zp_on);
+    fr.set(what);
+    k.fn(&a);
+    const std::vector<uint32_t> want = reference(a, kind, zp_on, m);
+    for (size_t i = 0; i < acc.raw.size(); ++i) {
+        const int64_t e = int64_t(i) - kMargin;
+        const int64_t r = e >= 0 ? e / acc.acc_ld : -1, c = e >= 0 ? e % acc.acc_ld : e;
+        const bool inside = e >= 0 && r < m && c < channels;
+        const uint32_t w = inside ? want[size_t(r * channels + c)] : kSentinel;
+        if (acc.raw[i] == w) continue;
+        std::ostringstream s;
+        s << what << ": " << (inside ? "" : "OUTSIDE ") << "acc(" << r << "," << c << ") got 0x"
+          << std::hex << acc.raw[i] << " want 0x" << w << std::dec;
+        if (inside)
+            s << " (float " << tu::from_bits(acc.raw[i]) << " vs " << tu::from_bits(w) << ", int "
+              << int32_t(acc.raw[i]) << " vs " << int32_t(w) << ")";
+        return s.str();
+    }
+    return "";
+}
+
+dw_ukernel_ref get_kernel(const dw_backend &be, dw_kind kind, int m, bool zp_on) {
+    dw_ukernel_ref k;
+    REQUIRE(be.get(anvil::conv::make_dw_desc(uint8_t(be.tier()), kind, m, zp_on), &k) ==
+            anvil_success);
+    REQUIRE(bool(k.fn));
+    return k;
+}
+
+struct zp_case {
+    bool on;
+    int32_t zp;  // given to the kernel; ignored when !on (and for f32 / bf16)
+};
+
+std::vector<zp_case> zp_cases(dw_kind kind) {
+    switch (kind) {
+        case dw_kind::u8: return {{false, 9}, {true, 0}, {true, 7}, {true, 255}, {true, -3}};
+        case dw_kind::s8: return {{false, -9}, {true, -128}, {true, 127}, {true, -3}, {true, 0}};
+        default: return {{false, 77}};
+    }
+}
+
+// The integer-data sweep for one backend; returns the number of calls and
+// counts failures (the first 10 reported).
+int64_t sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
+    tu::rng rng(seed);
+    operands ops;
+    tu::fault_reporter fr;
+    int64_t calls = 0;
+    const int64_t acc_pads[] = {1, 3, 16 + 5};
+    for (dw_kind kind : {dw_kind::f32, dw_kind::bf16, dw_kind::u8, dw_kind::s8})
+        for (const zp_case &z : zp_cases(kind))
+            for (int m = 1; m <= kDwMaxM; ++m) {
+                const dw_ukernel_ref k = get_kernel(be, kind, m, z.on);
+                for (int64_t ch : kChannels)
+                    for (int64_t ntaps : kNtaps)
+                        for (int64_t stride : {1, 2}) {
+                            ++calls;
+                            // Int weights: the packed s8 range, or (every
+                            // third call) any int32, so products wrap.
+                            const bool wide = calls % 3 == 0;
+                            auto fill_src = [&](uint8_t *p) {
+                                if (kind == dw_kind::f32) {
+                                    const float v = float(rng.ival(-16, 16));
+                                    std::memcpy(p, &v, 4);
+                                } else if (kind == dw_kind::bf16) {
+                                    const uint16_t h = uint16_t(tu::bits(float(rng.ival(-16, 16))) >> 16);
+                                    std::memcpy(p, &h, 2);
+                                } else {
+                                    *p = uint8_t(rng.ival(0, 255));
+                                }
+                            };
+                            auto fill_w = [&](uint8_t *p) {
+                                if (!is_int(kind)) {
+                                    const float v = float(rng.ival(-16, 16));
+                                    std::memcpy(p, &v, 4);
+                                } else {
+                                    const int32_t v = wide ? int32_t(rng.ival(INT32_MIN, INT32_MAX))
+                                                           : int32_t(rng.ival(-128, 127));
+                                    std::memcpy(p, &v, 4);
+                                }
+                            };
+                            ops.place(kind, m, ch, ntaps, stride, calls % 2 == 0, fill_src, fill_w);
+                            const std::string diff =
+                                run_and_check(be, k, kind, m, z.on, z.zp, ch,
+                                              acc_pads[calls % 3], ops, fr);
+                            if (!diff.empty() && ++*failed <= 10) FAIL_CHECK(diff);
+                        }
+            }
+    return calls;
+}
+
+// f32 fractions (20 significant bits, so products round): bitwise equal to
+// the std::fma loop.
+int64_t fraction_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
+    tu::rng rng(seed);
+    operands ops;
+    tu::fault_reporter fr;
+    int64_t calls = 0;
+    for (int m = 1; m <= kDwMaxM; ++m) {
+        const dw_ukernel_ref k = get_kernel(be, dw_kind::f32, m, false);
+        for (int64_t ch : {int64_t(15), int64_t(17), int64_t(64 + 13)})
+            for (int64_t ntaps : {int64_t(1), int64_t(9), int64_t(25)}) {
+                ++calls;
+                auto fill = [&](uint8_t *p) {
+                    const float v = rng.frac() * std::ldexp(1.0f, int(rng.ival(-6, 6)));
+                    std::memcpy(p, &v, 4);
+                };
+                ops.place(dw_kind::f32, m, ch, ntaps, 1 + calls % 2, calls % 2 == 0, fill, fill);
+                const std::string diff =
+                    run_and_check(be, k, dw_kind::f32, m, false, 0, ch, 2, ops, fr);
+                if (!diff.empty() && ++*failed <= 10) FAIL_CHECK(diff);
+            }
+    }
+    return calls;
+}
+
+}  // namespace
+
+TEST_CASE("dw ukernel: select_dw_backend follows the ISA cap") {
+    const dw_backend &sel = anvil::conv::select_dw_backend();
+    const uint32_t eff = anvil::cpu::effective_features(false);
+    const dw_backend *jit = anvil::conv::jit_avx512_dw_backend();
+    CHECK((jit != nullptr) == bool(anvil::cpu::info().detected & anvil::cpu::f_avx512_core));
+    if ((eff & anvil::cpu::f_avx512_core) && jit) {
+        CHECK(&sel == jit);
+        CHECK(std::string(sel.name()) == "jit:avx512_dw");
+        CHECK(sel.tier() == anvil_isa_avx512_core);
+    } else if (anvil::cpu::effective_tier(false) != anvil_isa_scalar) {
+        CHECK(&sel == anvil::conv::highway_dw_backend());
+        CHECK(std::string(sel.name()).rfind("hwy:", 0) == 0);
+        if (anvil::cpu::effective_tier(false) < anvil_isa_avx512_core)
+            CHECK(std::string(sel.name()).find("AVX3") == std::string::npos);
+    } else {
+        CHECK(&sel == anvil::conv::scalar_dw_backend());
+    }
+    MESSAGE((std::string("cap ") + anvil_isa_name(anvil_get_effective_isa()) + ": selected " + sel.name()));
+}
+
+TEST_CASE("dw ukernel: bad descriptors are refused by every backend") {
+    for (const dw_backend *be : backends_under_cap()) {
+        CAPTURE(std::string(be->name()));
+        dw_ukernel_ref k;
+        for (int m : {0, kDwMaxM + 1, 255})
+            CHECK(be->get(anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind::f32, m, false), &k) ==
+                  anvil_invalid_argument);
+        dw_ukernel_desc d = anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind::u8, 4, true);
+        d.has_zero_point = 2;
+        CHECK(be->get(d, &k) == anvil_invalid_argument);
+        d = anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind(4), 4, false);
+        CHECK(be->get(d, &k) == anvil_invalid_argument);
+    }
+}
+
+TEST_CASE("dw ukernel: jit kernels are named, cached and kept alive") {
+    const dw_backend *jit = anvil::conv::jit_avx512_dw_backend();
+    if (!jit) {
+        MESSAGE("no AVX-512: JIT dw backend absent");
+        return;
+    }
+    const char *want[4] = {"anvil_conv_dw_avx512_f32_m8", "anvil_conv_dw_avx512_bf16_m8",
+                           "anvil_conv_dw_avx512_u8_m8_zp", "anvil_conv_dw_avx512_s8_m8"};
+    const dw_kind kinds[4] = {dw_kind::f32, dw_kind::bf16, dw_kind::u8, dw_kind::s8};
+    for (int i = 0; i < 4; ++i) {
+        const dw_ukernel_ref a = get_kernel(*jit, kinds[i], 8, i == 2);
+        CHECK(std::string(a.name) == want[i]);
+        CHECK(a.keep_alive != nullptr);
+        // Again, and with a different tier byte / a zero-point flag on a
+        // float kind: the same cached kernel.
+        dw_ukernel_desc d = anvil::conv::make_dw_desc(0, kinds[i], 8, i == 2);
+        if (!is_int(kinds[i])) d.has_zero_point = 1;
+        dw_ukernel_ref b;
+        REQUIRE(jit->get(d, &b) == anvil_success);
+        CHECK((a.fn == b.fn));
+    }
+    const dw_ukernel_ref z = get_kernel(*jit, dw_kind::u8, 3, true);
+    const dw_ukernel_ref n = get_kernel(*jit, dw_kind::u8, 3, false);
+    CHECK((z.fn != n.fn));
+}
+
+TEST_CASE("dw ukernel: every backend under the cap, integer data, exact") {
+    for (const dw_backend *be : backends_under_cap()) {
+        CAPTURE(std::string(be->name()));
+        int64_t failed = 0;
+        const int64_t calls = sweep(*be, 20260411, &failed);
+        CHECK_MESSAGE(failed == 0, std::string(be->name()), ": ", failed, " of ", calls, " calls differ");
+        MESSAGE((std::string(be->name()) + ": " + std::to_string(calls) + " dw kernel calls checked"));
+    }
+}
+
+TEST_CASE("dw ukernel: f32 fractions, bitwise equal to the std::fma order") {
+    for (const dw_backend *be : backends_under_cap()) {
+        CAPTURE(std::string(be->name()));
+        int64_t failed = 0;
+        const int64_t calls = fraction_sweep(*be, 777, &failed);
+        CHECK_MESSAGE(failed == 0, std::string(be->name()), ": ", failed, " of ", calls, " calls differ");
+    }
+}
+
+TEST_SUITE("once") {
+
+TEST_CASE("dw ukernel: every compiled Highway target, integer data and fractions") {
+    const std::vector<anvil::fallback::hwy_dw_target> targets = anvil::fallback::compiled_dw_targets();
+    REQUIRE(!targets.empty());
+    for (const anvil::fallback::hwy_dw_target &t : targets) {
+        const dw_backend *be = anvil::fallback::hwy_dw_backend_for_target(t.target);
+        REQUIRE(be != nullptr);
+        CHECK(std::string(be->name()) == std::string("hwy:") + t.name);
+        int64_t failed = 0;
+        const int64_t calls = sweep(*be, 99 + uint64_t(t.target), &failed) +
+                              fraction_sweep(*be, 5 + uint64_t(t.target), &failed);
+        CHECK_MESSAGE(failed == 0, std::string(be->name()), ": ", failed, " of ", calls, " calls differ");
+    }
+    CHECK(anvil::fallback::hwy_dw_backend_for_target(0) == nullptr);
+    CHECK(anvil::fallback::highway_dw_backend_for(0, anvil_isa_avx2) == nullptr);
+}
+
+}  // TEST_SUITE("once")
+
+// Manual: ./anvil_tests -tc='dw ukernel: throughput*' --no-skip
+TEST_CASE("dw ukernel: throughput (f32 m=8, 9 taps, 64 channels)" * doctest::skip()) {
+    const int m = 8;
+    const int64_t ch = 64, ntaps = 9, width = m + 2;
+    // A 3x3 window over three input rows of `width` pixels.
+    // 64-byte aligned, as a driver's rows of 64 channels are: no load
+    // splits a cache line.
+    tu::fbuf src(size_t(3 * width * ch)), w(size_t(ntaps * ch)), acc(size_t(m * ch));
+    tu::rng rng(1);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = rng.frac();
+    for (size_t i = 0; i < w.size(); ++i) w[i] = rng.frac() * 0.01f;
+    std::vector<const uint8_t *> st(static_cast<size_t>(ntaps));
+    std::vector<const void *> wt(static_cast<size_t>(ntaps));
+    for (int64_t t = 0; t < ntaps; ++t) {
+        st[size_t(t)] = reinterpret_cast<const uint8_t *>(src.data() + ((t / 3) * width + t % 3) * ch);
+        wt[size_t(t)] = w.data() + t * ch;
+    }
+    dw_ukernel_args a{};
+    a.src_taps = st.data();
+    a.w_taps = wt.data();
+    a.acc = acc.data();
+    a.ntaps = ntaps;
+    a.pix_stride = ch * 4;
+    a.channels = ch;
+    a.acc_ld = ch;
+    a.m = m;
+    for (const dw_backend *be : backends_under_cap()) {
+        const dw_ukernel_ref k = get_kernel(*be, dw_kind::f32, m, false);
+        const int64_t iters = std::string(be->name()) == "scalar" ? 20000 : 2000000;
+        for (int i = 0; i < 1000; ++i) k.fn(&a);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < iters; ++i) k.fn(&a);
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double gflops = 2.0 * m * ch * ntaps * double(iters) / s * 1e-9;
+        MESSAGE((std::string(be->name()) + " " + k.name + ": " + std::to_string(gflops) +
+                " GFLOP/s (" + std::to_string(s / double(iters) * 1e9) + " ns per call)"));
+    }
+}
