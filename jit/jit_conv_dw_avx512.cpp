@@ -53,21 +53,28 @@ void jit_conv_dw_avx512::prologue() {
 void jit_conv_dw_avx512::epilogue() { postamble(); }
 
 void jit_conv_dw_avx512::channel_loop() {
-    Label full, tail, done;
+    Label pair, one, tail, done;
+    cmp(reg_left, 2 * kLanes);
+    jl(one, T_NEAR);
+    L(pair);
+    block(2, false);
+    add(reg_acc, 2 * kVecBytes);
+    add(reg_coff, 2 * kLanes * elem_);
+    sub(reg_left, 2 * kLanes);
+    cmp(reg_left, 2 * kLanes);
+    jge(pair, T_NEAR);
+    L(one);
     cmp(reg_left, kLanes);
     jl(tail, T_NEAR);
-    L(full);
-    block(false);
+    block(1, false);
     add(reg_acc, kVecBytes);
     add(reg_coff, kLanes * elem_);
     sub(reg_left, kLanes);
-    cmp(reg_left, kLanes);
-    jge(full, T_NEAR);
     L(tail);
     test(reg_left, reg_left);
     jle(done, T_NEAR);  // channels >= 1 by contract; nothing left (or a bad count): done
     tail_mask();
-    block(true);
+    block(1, true);
     L(done);
 }
 
@@ -78,23 +85,24 @@ void jit_conv_dw_avx512::tail_mask() {
     kmovw(k_tail, eax);
 }
 
-void jit_conv_dw_avx512::block(bool tail) {
-    zero_acc();
-    tap_loop(tail);
-    store(tail);
+void jit_conv_dw_avx512::block(int nb, bool tail) {
+    zero_acc(nb);
+    tap_loop(nb, tail);
+    store(nb, tail);
 }
 
-void jit_conv_dw_avx512::zero_acc() {
-    for (int r = 0; r < m_; ++r) vpxord(acc(r), acc(r), acc(r));
+void jit_conv_dw_avx512::zero_acc(int nb) {
+    for (int j = 0; j < nb; ++j)
+        for (int r = 0; r < m_; ++r) vpxord(acc(r, j), acc(r, j), acc(r, j));
 }
 
-void jit_conv_dw_avx512::tap_loop(bool tail) {
+void jit_conv_dw_avx512::tap_loop(int nb, bool tail) {
     Label loop, done;
     xor_(reg_t, reg_t);
     test(reg_ntaps, reg_ntaps);
     jle(done, T_NEAR);  // ntaps == 0: acc = 0
     L(loop);
-    tap(tail);
+    tap(nb, tail);
     inc(reg_t);
     cmp(reg_t, reg_ntaps);
     jl(loop, T_NEAR);
@@ -122,7 +130,7 @@ RegExp jit_conv_dw_avx512::acc_at(int r) const {
     }
 }
 
-void jit_conv_dw_avx512::tap(bool tail) {
+void jit_conv_dw_avx512::tap(int nb, bool tail) {
     mov(reg_src, ptr[reg_src_taps + reg_t * 8]);
     mov(reg_w, ptr[reg_w_taps + reg_t * 8]);
     add(reg_src, reg_coff);
@@ -130,40 +138,44 @@ void jit_conv_dw_avx512::tap(bool tail) {
     // Weight rows are padded to 16 entries: the tail reads them in full.
     // Their channel offset is the src one scaled by 4 / elem.
     const RegExp w_at = reg_w + reg_coff * (4 / elem_);
-    if (is_int())
-        vmovdqu32(wv(), ptr[w_at]);
-    else
-        vmovups(wv(), ptr[w_at]);
-    for (int r = 0; r < m_; ++r) pixel(r, tail);
+    for (int j = 0; j < nb; ++j) {
+        if (is_int())
+            vmovdqu32(wv(j), ptr[w_at + j * kVecBytes]);
+        else
+            vmovups(wv(j), ptr[w_at + j * kVecBytes]);
+    }
+    for (int j = 0; j < nb; ++j)
+        for (int r = 0; r < m_; ++r) pixel(r, j, tail);
 }
 
 // The tail's src accesses are masked (k_tail); masked-off lanes are not
 // read, so they cannot fault past the end of src.
-void jit_conv_dw_avx512::pixel(int r, bool tail) {
+void jit_conv_dw_avx512::pixel(int r, int j, bool tail) {
     const Zmm x = xv(r);
     const Zmm xm = tail ? Zmm(x | k_tail | T_z) : x;
+    const RegExp src = src_at(r) + j * kLanes * elem_;
     switch (d_.kind) {
         case dw_kind::f32:
             // acc = fma(X, W, acc): one rounding, the contract's order.
             if (tail)
-                vfmadd231ps(acc(r) | k_tail, wv(), ptr[src_at(r)]);
+                vfmadd231ps(acc(r, j) | k_tail, wv(j), ptr[src]);
             else
-                vfmadd231ps(acc(r), wv(), ptr[src_at(r)]);
+                vfmadd231ps(acc(r, j), wv(j), ptr[src]);
             return;
         case dw_kind::bf16:
-            vpmovzxwd(xm, yword[src_at(r)]);
+            vpmovzxwd(xm, yword[src]);
             vpslld(x, x, 16);  // exact bf16 -> f32
-            vfmadd231ps(acc(r), wv(), x);
+            vfmadd231ps(acc(r, j), wv(j), x);
             return;
         case dw_kind::u8:
         case dw_kind::s8:
             if (d_.kind == dw_kind::u8)
-                vpmovzxbd(xm, xword[src_at(r)]);
+                vpmovzxbd(xm, xword[src]);
             else
-                vpmovsxbd(xm, xword[src_at(r)]);
+                vpmovsxbd(xm, xword[src]);
             if (d_.has_zero_point) vpsubd(x, x, zpv());
-            vpmulld(x, x, wv());  // low 32 bits: the contract's wrap-around
-            vpaddd(acc(r), acc(r), x);
+            vpmulld(x, x, wv(j));  // low 32 bits: the contract's wrap-around
+            vpaddd(acc(r, j), acc(r, j), x);
             return;
     }
 }
@@ -173,15 +185,17 @@ void jit_conv_dw_avx512::set_acc_rows() {
     if (m_ > 4) lea(reg_acc4, ptr[reg_acc + reg_ldc * 4]);
 }
 
-void jit_conv_dw_avx512::store(bool tail) {
+void jit_conv_dw_avx512::store(int nb, bool tail) {
     set_acc_rows();
-    for (int r = 0; r < m_; ++r) {
-        const Address dst = tail ? ptr[acc_at(r)] | k_tail : ptr[acc_at(r)];
-        if (is_int())
-            vmovdqu32(dst, acc(r));
-        else
-            vmovups(dst, acc(r));
-    }
+    for (int r = 0; r < m_; ++r)
+        for (int j = 0; j < nb; ++j) {
+            const RegExp at = acc_at(r) + j * kVecBytes;
+            const Address dst = tail ? ptr[at] | k_tail : ptr[at];
+            if (is_int())
+                vmovdqu32(dst, acc(r, j));
+            else
+                vmovups(dst, acc(r, j));
+        }
 }
 
 }  // namespace anvil::jit

@@ -3,11 +3,12 @@
 // Specialised on kind, m (1..8) and has_zero_point (int kinds).
 //
 // Channels sit in the 16 lanes of a zmm.  An outer runtime loop walks the
-// channel blocks of 16, the last one (channels % 16) under an opmask whose
-// masked loads suppress faults past the end of src; for each block the m
-// accumulators are zeroed, an inner runtime loop over the taps loads the
-// tap's weight vector once and multiplies it into every pixel's src
-// vector, and the accumulators are stored to acc rows r * acc_ld.
+// channel blocks of 16 two at a time (then one, then the last channels % 16
+// under an opmask whose masked loads suppress faults past the end of src);
+// for each pass the m (or 2m) accumulators are zeroed, an inner runtime
+// loop over the taps loads the tap's weight vector(s) once and multiplies
+// them into every pixel's src vector, and the accumulators are stored to
+// acc rows r * acc_ld.
 #pragma once
 #include <string>
 
@@ -25,12 +26,15 @@ public:
     static std::string kernel_name(const conv::dw_ukernel_desc &d);
 
 private:
-    // Vector register map: accumulators zmm0..m-1, one src temporary per
-    // pixel zmm8..8+m-1 (independent, so the pixels' widen/multiply chains
-    // overlap), the tap's weights in zmm31, the zero point in zmm30.
-    static Xbyak::Zmm acc(int r) { return Xbyak::Zmm(r); }
-    static Xbyak::Zmm xv(int r) { return Xbyak::Zmm(conv::kDwMaxM + r); }
-    static Xbyak::Zmm wv() { return Xbyak::Zmm(31); }
+    // Vector register map: accumulators zmm(8 j + r) for pixel r of the
+    // j-th channel block of a pass (a pass covers one or two blocks: two
+    // give 2m independent FMA chains per tap, twice the FMA latency's
+    // slack), one src temporary per pixel zmm16..16+m-1 (independent, so
+    // the pixels' widen/multiply chains overlap), block j's weights in
+    // zmm31 / zmm29, the zero point in zmm30.
+    static Xbyak::Zmm acc(int r, int j = 0) { return Xbyak::Zmm(j * conv::kDwMaxM + r); }
+    static Xbyak::Zmm xv(int r) { return Xbyak::Zmm(2 * conv::kDwMaxM + r); }
+    static Xbyak::Zmm wv(int j = 0) { return Xbyak::Zmm(31 - 2 * j); }
     static Xbyak::Zmm zpv() { return Xbyak::Zmm(30); }
     const Xbyak::Opmask k_tail = k1;
 
@@ -42,14 +46,14 @@ private:
 
     // Emit steps.
     void prologue();                 // save registers, load the arguments
-    void channel_loop();             // full blocks, then the masked tail
-    void block(bool tail);           // one channel block: zero, taps, store
-    void zero_acc();
-    void tap_loop(bool tail);        // runtime loop over taps
-    void tap(bool tail);             // one tap: weights, then m pixels
-    void pixel(int r, bool tail);    // acc_r += X(r) * W
+    void channel_loop();             // pairs of blocks, a block, then the masked tail
+    void block(int nb, bool tail);   // nb channel blocks: zero, taps, store
+    void zero_acc(int nb);
+    void tap_loop(int nb, bool tail);  // runtime loop over taps
+    void tap(int nb, bool tail);     // one tap: weights, then m pixels
+    void pixel(int r, int j, bool tail);  // acc(r, j) += X(r) * W
     void set_acc_rows();             // row pointers for store()
-    void store(bool tail);
+    void store(int nb, bool tail);
     void tail_mask();                // k_tail = (1 << channels left) - 1
     void epilogue();
 

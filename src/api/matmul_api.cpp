@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "api/post_op_map.h"
 #include "api/validate.h"
 #include "common/verbose.h"
 #include "lowp/chain_epilogue.h"
@@ -14,6 +15,10 @@
 #include "lowp/lp_pack.h"
 
 using namespace anvil;
+using anvil::api::enum_value;
+using anvil::api::map_out;
+using anvil::api::map_post_op;
+using anvil::api::valid_dt;
 
 struct anvil_matmul {
     anvil_matmul_desc_t d{};  // pointers cleared (their data is copied below)
@@ -42,56 +47,6 @@ struct packed_header {
 };
 static_assert(sizeof(packed_header) == 64, "the packed header is 64 bytes");
 constexpr char kMagic[8] = {'A', 'N', 'V', 'L', 'M', 'M', 'W', '1'};
-
-// The integer a C caller stored in an enum field.  C allows any int there;
-// reading it as the C++ enum type would be undefined for values outside the
-// enumerators (UBSan's -fsanitize=enum), so the bytes are read as an int.
-template <typename E>
-int enum_value(const E &e) {
-    static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
-    int v;
-    std::memcpy(&v, &e, sizeof(v));
-    return v;
-}
-
-bool valid_dt(const anvil_data_type_t &t) {
-    const int v = enum_value(t);
-    return v >= anvil_dt_f32 && v <= anvil_dt_s8;
-}
-
-anvil_status_t map_post_op(const anvil_post_op_t &in, int64_t N, lowp::post_op *out) {
-    const int kind = enum_value(in.kind);
-    if (kind == anvil_post_op_eltwise) {
-        if (in.alg < anvil_eltwise_relu || in.alg > anvil_eltwise_tanh) return anvil_invalid_argument;
-        out->is_binary = false;
-        out->eltwise = lowp::eltwise_alg(in.alg);
-        out->alpha = in.alpha;
-        out->beta = in.beta;
-        if (in.alg == anvil_eltwise_clip && !(in.alpha <= in.beta)) return anvil_invalid_argument;
-        return anvil_success;
-    }
-    if (kind != anvil_post_op_binary) return anvil_invalid_argument;
-    if (in.alg != anvil_binary_add && in.alg != anvil_binary_mul) return anvil_invalid_argument;
-    const int src_dt = enum_value(in.src_dt);
-    if (src_dt != anvil_dt_f32 && src_dt != anvil_dt_bf16) return anvil_unsupported;
-    out->is_binary = true;
-    out->binary = lowp::binary_alg(in.alg);
-    out->per_n = in.per_n != 0;
-    out->src_bf16 = src_dt == anvil_dt_bf16;
-    out->ld = in.ld;
-    if (!out->per_n && in.ld < std::max<int64_t>(1, N)) return anvil_bad_leading_dim;
-    return anvil_success;
-}
-
-lowp::out_type map_out(anvil_data_type_t t) {
-    switch (t) {
-        case anvil_dt_f32: return lowp::out_type::f32;
-        case anvil_dt_bf16: return lowp::out_type::bf16;
-        case anvil_dt_s32: return lowp::out_type::s32;
-        case anvil_dt_u8: return lowp::out_type::u8;
-        default: return lowp::out_type::s8;
-    }
-}
 
 anvil_status_t check_desc(const anvil_matmul_desc_t &d, anvil_matmul *m) {
     if (!valid_dt(d.a_dt) || !valid_dt(d.b_dt) || !valid_dt(d.c_dt)) return anvil_invalid_argument;

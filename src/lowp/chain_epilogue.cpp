@@ -16,12 +16,12 @@ int out_type_bytes(out_type t) {
 }
 
 chain_epilogue::chain_epilogue(const chain_spec &spec, void *C, int64_t ldc,
-                               const void *const *srcs)
+                               const void *const *srcs, const float *bias)
     : s_(spec), c_(static_cast<uint8_t *>(C)), elem_bytes_(out_type_bytes(spec.out)),
-      srcs_(srcs) {
+      srcs_(srcs), bias_(bias ? bias : spec.bias.empty() ? nullptr : spec.bias.data()) {
     ldc_bytes_ = ldc * elem_bytes_;
     exact_s32_ = spec.out == out_type::s32 && spec.kind == lp_kind::u8s8 && spec.scales.empty() &&
-                 spec.bias.empty() && spec.ops.empty();
+                 !bias_ && spec.ops.empty();
     if (spec.kind == lp_kind::u8s8) {
         needs_rowsum = spec.bo != 0;
         needs_colsum = (spec.ao + spec.a_shift) != 0;
@@ -36,7 +36,7 @@ void chain_epilogue::apply(const lp_block &blk) const {
     const uint32_t k_ao_bo = uint32_t(uint64_t(s_.K)) * uint32_t(s_.ao) * uint32_t(s_.bo);
     const uint32_t col_factor = uint32_t(s_.ao + s_.a_shift);
     const float *scales = s_.scales.empty() ? nullptr : s_.scales.data();
-    const float *bias = s_.bias.empty() ? nullptr : s_.bias.data();
+    const float *bias = bias_;
     for (int64_t r = 0; r < blk.m; ++r) {
         const int64_t i = blk.i0 + r;
         const uint32_t row_comp =

@@ -27,8 +27,10 @@ struct chain_spec {
 
 class chain_epilogue final : public lp_epilogue {
 public:
-    // srcs[t] is the operand of ops[t] (nullptr for eltwise ops).
-    chain_epilogue(const chain_spec &spec, void *C, int64_t ldc, const void *const *srcs);
+    // srcs[t] is the operand of ops[t] (nullptr for eltwise ops).  bias,
+    // when non-null, replaces spec.bias (an operand given per call).
+    chain_epilogue(const chain_spec &spec, void *C, int64_t ldc, const void *const *srcs,
+                   const float *bias = nullptr);
     void apply(const lp_block &blk) const override;
 
 private:
@@ -37,6 +39,7 @@ private:
     int64_t ldc_bytes_;
     int elem_bytes_;
     const void *const *srcs_;
+    const float *bias_;       // nullptr: none
     bool exact_s32_ = false;  // int8 -> s32 with no scale, bias or post-op
 };
 

@@ -1,0 +1,33 @@
+// The depthwise convolution driver (groups = IC = OC): channels in vector
+// lanes, output rows split into tiles of up to kDwMaxM pixels that read
+// the same in-bounds taps, edge pixels one at a time with their own taps,
+// then the post-op chain on each finished tile (or, for a plain f32
+// convolution, the kernels write dst directly).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "conv/conv_gemm.h"
+#include "conv/conv_plan.h"
+#include "conv/dw_ukernel.h"
+#include "lowp/chain_epilogue.h"
+
+namespace anvil::conv {
+
+struct conv_dw_kernels {
+    dw_kind kind = dw_kind::f32;
+    dw_ukernel_fn fn[kDwMaxM + 1] = {};
+    std::vector<std::shared_ptr<const void>> keep_alive;
+    std::string backend_name;
+};
+
+anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, int32_t src_zero_point,
+                                       conv_dw_kernels *k);
+
+anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
+                           const lowp::chain_spec &chain, int32_t src_zero_point,
+                           const conv_operands &ops);
+
+}  // namespace anvil::conv

@@ -1,0 +1,433 @@
+#include "conv/conv_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "lowp/lp_pack.h"
+#include "lowp/lp_scratch.h"
+#include "threading/parallel.h"
+
+namespace anvil::conv {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Panels (of 32 output channels) whose accumulators a tile holds at once:
+// 12 x 256 fp32 / int32 = 12 KiB, in L1 with the weights' stream.
+constexpr int64_t kMaxPanelsPerBlock = 8;
+
+// Bytes between the im2col rows of edge pixels: an odd number of cache
+// lines, for the reason lowp::a_row_bytes gives.
+int64_t im2col_row_bytes(int64_t bytes) {
+    int64_t lines = (bytes + 63) / 64;
+    if (lines % 2 == 0) ++lines;
+    return lines * 64;
+}
+
+int64_t panel_width(const conv_plan &p, int64_t panel) {
+    return std::min<int64_t>(kConvNR, p.g.OCg - panel * kConvNR);
+}
+
+// The source as the kernels read it: a padded / shifted copy when the plan
+// says so (filled here, in parallel over its rows), else the caller's.
+void fill_view(const conv_plan &p, const uint8_t *src, int32_t zero_point, uint8_t *view) {
+    const conv_geom &g = p.g;
+    const int eb = p.eb;
+    const uint8_t pad = uint8_t(conv_pad_byte(p.src, zero_point));
+    const bool shift = p.src == src_elem::s8;
+    const int64_t row_bytes = p.Wp * p.Cv * eb;
+    threading::parallel_for(g.N * p.Hp, [&](int64_t r) {
+        const int64_t n = r / p.Hp, hp = r % p.Hp, ih = hp - g.PT;
+        uint8_t *out = view + r * row_bytes;
+        // Padding pixels hold the zero point (in the shifted domain for
+        // s8); the channel padding of each group is 0 (its weights are 0).
+        const bool int8 = p.src == src_elem::u8 || p.src == src_elem::s8;
+        if (ih < 0 || ih >= g.IH) {
+            std::memset(out, int8 ? pad : 0, size_t(row_bytes));
+            return;
+        }
+        const int64_t left = g.PL * p.Cv * eb, body = g.IW * p.Cv * eb;
+        std::memset(out, int8 ? pad : 0, size_t(left));
+        std::memset(out + left + body, int8 ? pad : 0, size_t(row_bytes - left - body));
+        const uint8_t *in = src + (n * g.IH + ih) * g.IW * g.IC * eb;
+        uint8_t *o = out + left;
+        if (p.ICgp == g.ICg && !shift) {
+            std::memcpy(o, in, size_t(body));  // same pixel layout
+            return;
+        }
+        // Per pixel and group: ICg values (shifted for s8), then zeros.
+        const int64_t icb = g.ICg * eb, icpb = p.ICgp * eb;
+        const uint8_t x = shift ? 0x80 : 0;
+        for (int64_t px = 0; px < g.IW * g.G; ++px, in += icb, o += icpb) {
+            for (int64_t i = 0; i < icb; ++i) o[i] = uint8_t(in[i] ^ x);
+            for (int64_t i = icb; i < icpb; ++i) o[i] = 0;
+        }
+    });
+}
+
+// Everything one call shares between its workers.
+struct call_ctx {
+    const conv_plan *p;
+    const conv_gemm_kernels *k;
+    const uint8_t *src;      // view or the caller's source
+    int64_t off_t, off_l;    // view coordinates of input (0, 0): 0 in a view
+    bool contiguous;         // pixels map 1:1 to source pixels (1x1, stride 1, no padding)
+    int64_t units;           // pixel units: output rows, or chunks of tiles
+    int64_t unit_pixels;     // pixels per chunk (contiguous)
+    int64_t panels_per_block;
+    int64_t blocks_per_group;
+    int64_t row_bytes_im2col;
+    uint8_t pad;             // int8 padding byte of the im2col rows
+    const lowp::lp_epilogue *epi;  // nullptr: f32 kernels write dst directly
+    float *direct_dst;
+    const uint8_t *weights;
+};
+
+// One tile: m output pixels starting at global pixel q0, whose source rows
+// start at `a` (a_rs bytes apart), or an im2col block (edge pixels).
+struct tile {
+    int64_t q0, m;
+    const uint8_t *a;
+    int64_t a_rs;
+    bool im2col;
+};
+
+// Runs every panel of one oc block over one tile.
+void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t p1,
+              uint8_t *acc_buf) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const uint8_t *wg = c.weights + grp * p.group_bytes;
+    const int64_t kcall = t.im2col ? p.K : (p.fold_kw ? g.KW * p.ICgp : p.ICgp);
+    const int64_t ncalls = t.im2col ? 1 : (p.fold_kw ? g.KH : g.taps());
+    const int64_t dh = g.DH + 1, dw = g.DW + 1;
+    const int64_t pix_bytes = p.Cv * p.eb;
+    // Byte offset of call `s`'s first A element relative to t.a, and its
+    // first k.
+    auto a_off = [&](int64_t s) -> int64_t {
+        if (t.im2col) return 0;
+        if (p.fold_kw) return s * dh * p.Wp * pix_bytes;
+        const int64_t kh = s / g.KW, kw = s % g.KW;
+        return (kh * dh * p.Wp + kw * dw) * pix_bytes;
+    };
+    // The accumulators of all panels sit side by side (acc_ld = the block's
+    // width), so the epilogue runs once per tile on long row segments.
+    const int64_t acc_ld = (p1 - p0) * kConvNR;
+    const int64_t j_first = grp * g.OCg + p0 * kConvNR;
+    int64_t width = 0;
+    for (int64_t pn = p0; pn < p1; ++pn) {
+        const int64_t w = panel_width(p, pn);
+        const int64_t col = (pn - p0) * kConvNR;
+        width = col + w;
+        if (p.path == conv_path::gemm_lp) {
+            const int64_t kg_all = p.K / p.gk;
+            const uint8_t *panel = wg + pn * kg_all * kConvNR * 4;
+            const int nv = int(ceil_div(w, 16));
+            lowp::lp_ukernel_args a{};
+            a.a_rs = t.a_rs;
+            a.b_ld = kConvNR * 4;
+            a.acc = acc_buf + col * 4;
+            a.acc_ld = acc_ld;
+            a.kg = kcall / p.gk;
+            a.m = t.m;
+            a.n = w;
+            for (int64_t s = 0; s < ncalls; ++s) {
+                a.a = t.a + a_off(s);
+                a.b = panel + (s * kcall / p.gk) * kConvNR * 4;
+                a.accumulate = s > 0;
+                c.k->lp[s > 0][t.m][nv](&a);
+            }
+            continue;
+        }
+        // fp32: column chunks of the backend's width.
+        const float *panel = reinterpret_cast<const float *>(wg) + pn * p.K * kConvNR;
+        float *out = c.direct_dst ? c.direct_dst + t.q0 * g.OC + j_first + col
+                                  : reinterpret_cast<float *>(acc_buf) + col;
+        gemm::ukernel_args a{};
+        a.a_rs = t.a_rs / 4;
+        a.a_cs = 1;
+        a.ldc = c.direct_dst ? g.OC : acc_ld;
+        a.k = kcall;
+        a.b_ld = kConvNR;
+        a.m = t.m;
+        a.alpha = 1.0f;
+        for (int64_t c0 = 0; c0 < w; c0 += c.k->nrb) {
+            const int64_t n = std::min<int64_t>(c.k->nrb, w - c0);
+            a.n = n;
+            a.c = out + c0;
+            for (int64_t s = 0; s < ncalls; ++s) {
+                a.a = reinterpret_cast<const float *>(t.a + a_off(s));
+                a.b = panel + s * kcall * kConvNR + c0;
+                a.beta = s > 0 ? 1.0f : 0.0f;
+                c.k->f32[s > 0][t.m][n](&a);
+            }
+        }
+    }
+    if (c.direct_dst) return;
+    lowp::lp_block blk{};
+    blk.acc = acc_buf;
+    blk.acc_ld = acc_ld;
+    blk.i0 = t.q0;
+    blk.j0 = j_first;
+    blk.m = t.m;
+    blk.n = width;
+    blk.colsum = p.colsum_offset
+                     ? reinterpret_cast<const int32_t *>(wg + p.colsum_offset) + p0 * kConvNR
+                     : nullptr;
+    c.epi->apply(blk);
+}
+
+// Copies len bytes in 32-byte pieces: may write up to 31 bytes past
+// dst + len and read as far past src + len (the im2col rows and the view
+// keep that much slack), in exchange for no per-length branching.
+inline void copy_pieces(uint8_t *dst, const uint8_t *src, int64_t len) {
+    for (int64_t i = 0; i < len; i += 32) std::memcpy(dst + i, src + i, 32);
+}
+
+// Gathers the im2col rows of the m output pixels from global pixel q0
+// (they may span output rows) for group grp, from the view (padding,
+// channel padding and the s8 shift already applied): K = (kh, kw, ic) in
+// the packed weights' order.
+void gather_view(const call_ctx &c, int64_t q0, int64_t m, int64_t grp, uint8_t *buf) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t pix = p.Cv * p.eb, icpb = p.ICgp * p.eb;
+    int64_t n = q0 / (g.OH * g.OW), oh = q0 / g.OW % g.OH, ow = q0 % g.OW;
+    for (int64_t r = 0; r < m; ++r, ++ow) {
+        if (ow == g.OW) {
+            ow = 0;
+            if (++oh == g.OH) oh = 0, ++n;
+        }
+        uint8_t *row = buf + r * c.row_bytes_im2col;
+        for (int64_t kh = 0; kh < g.KH; ++kh) {
+            const uint8_t *s =
+                c.src + ((n * p.Hp + oh * g.SH + kh * (g.DH + 1)) * p.Wp + ow * g.SW) * pix + grp * icpb;
+            uint8_t *o = row + kh * g.KW * icpb;
+            if (p.fold_kw) {
+                copy_pieces(o, s, g.KW * icpb);  // G == 1: the row's taps are contiguous
+                continue;
+            }
+            for (int64_t kw = 0; kw < g.KW; ++kw)
+                copy_pieces(o + kw * icpb, s + kw * (g.DW + 1) * pix, icpb);
+        }
+    }
+}
+
+// The same for m pixels of one output row read from the caller's source
+// (edge pixels of the in-place mode): taps in the padding hold the pad
+// value.  No view here, so ICgp == ICg and the source is not s8.
+void gather_bounds(const call_ctx &c, int64_t n, int64_t oh, int64_t ow0, int64_t m, int64_t grp,
+                   uint8_t *buf) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int eb = p.eb;
+    const int64_t icb = g.ICg * eb;
+    for (int64_t r = 0; r < m; ++r) {
+        uint8_t *row = buf + r * c.row_bytes_im2col;
+        for (int64_t kh = 0; kh < g.KH; ++kh) {
+            const int64_t ih = oh * g.SH - g.PT + kh * (g.DH + 1);
+            for (int64_t kw = 0; kw < g.KW; ++kw) {
+                const int64_t iw = (ow0 + r) * g.SW - g.PL + kw * (g.DW + 1);
+                uint8_t *o = row + (kh * g.KW + kw) * icb;
+                if (ih < 0 || ih >= g.IH || iw < 0 || iw >= g.IW)
+                    std::memset(o, c.pad, size_t(icb));
+                else
+                    std::memcpy(o, c.src + ((n * g.IH + ih) * g.IW + iw) * g.IC * eb + grp * icb,
+                                size_t(icb));
+            }
+        }
+    }
+}
+
+// Splits [0, len) into near-equal tiles of at most mr and calls f(start, m).
+template <typename F>
+void for_tiles(int64_t len, int mr, const F &f) {
+    if (len <= 0) return;
+    const int64_t nt = ceil_div(len, mr);
+    const int64_t base = len / nt, extra = len % nt;
+    int64_t s = 0;
+    for (int64_t t = 0; t < nt; ++t) {
+        const int64_t m = base + (t < extra ? 1 : 0);
+        f(s, m);
+        s += m;
+    }
+}
+
+// One work item: a pixel unit x an oc block of one group.
+void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t blk = item / c.units, unit = item % c.units;
+    const int64_t grp = blk / c.blocks_per_group;
+    const int64_t p0 = (blk % c.blocks_per_group) * c.panels_per_block;
+    const int64_t p1 = std::min(p.np, p0 + c.panels_per_block);
+    const int mr = c.k->mr;
+    const int64_t pix_bytes = p.Cv * p.eb;
+    const int64_t grp_off = grp * p.ICgp * p.eb;
+    if (c.contiguous || p.im2col_all) {
+        const int64_t q_begin = unit * c.unit_pixels;
+        const int64_t len = std::min(c.unit_pixels, g.pixels() - q_begin);
+        for_tiles(len, mr, [&](int64_t s, int64_t m) {
+            const int64_t q0 = q_begin + s;
+            if (p.im2col_all) {
+                gather_view(c, q0, m, grp, im2col);
+                run_tile(c, tile{q0, m, im2col, c.row_bytes_im2col, true}, grp, p0, p1, acc_buf);
+                return;
+            }
+            run_tile(c, tile{q0, m, c.src + q0 * pix_bytes + grp_off, pix_bytes, false}, grp, p0, p1,
+                     acc_buf);
+        });
+        return;
+    }
+    const int64_t n = unit / g.OH, oh = unit % g.OH;
+    const int64_t q_row = unit * g.OW;
+    const int64_t hv = oh * g.SH - c.off_t;  // view row of tap kh = 0
+    // Interior pixels: every tap in bounds (all of them in a view).
+    int64_t lo = 0, hi = g.OW;
+    if (!p.copy_view) {
+        const int64_t ext_h = (g.KH - 1) * (g.DH + 1), ext_w = (g.KW - 1) * (g.DW + 1);
+        if (hv < 0 || hv + ext_h >= g.IH) {
+            lo = hi = 0;
+        } else {
+            lo = std::min<int64_t>(g.OW, ceil_div(g.PL, g.SW));
+            const int64_t num = g.IW - 1 - ext_w + g.PL;
+            hi = num < 0 ? 0 : std::min<int64_t>(g.OW, num / g.SW + 1);
+            if (hi < lo) hi = lo;
+        }
+    }
+    const int64_t a_rs = g.SW * pix_bytes;
+    auto interior = [&](int64_t s, int64_t m) {
+        const int64_t ow0 = lo + s;
+        const uint8_t *a =
+            c.src + ((n * p.Hp + hv) * p.Wp + ow0 * g.SW - c.off_l) * pix_bytes + grp_off;
+        run_tile(c, tile{q_row + ow0, m, a, a_rs, false}, grp, p0, p1, acc_buf);
+    };
+    auto edge = [&](int64_t first, int64_t last) {
+        for_tiles(last - first, mr, [&](int64_t s, int64_t m) {
+            const int64_t ow0 = first + s;
+            gather_bounds(c, n, oh, ow0, m, grp, im2col);
+            run_tile(c, tile{q_row + ow0, m, im2col, c.row_bytes_im2col, true}, grp, p0, p1, acc_buf);
+        });
+    };
+    if (hi == lo) {
+        edge(0, g.OW);
+        return;
+    }
+    edge(0, lo);
+    for_tiles(hi - lo, mr, interior);
+    edge(hi, g.OW);
+}
+
+}  // namespace
+
+anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, conv_gemm_kernels *k) {
+    if (p.path == conv_path::gemm_lp) {
+        const lowp::lp_backend &be = lowp::select_lp_backend(p.lp);
+        k->backend_name = be.name();
+        k->mr = std::min(lowp::kMR, kConvMaxMR);
+        bool nv_needed[3] = {false, false, false};
+        for (int64_t pn = 0; pn < p.np; ++pn) nv_needed[ceil_div(panel_width(p, pn), 16)] = true;
+        for (int acc = 0; acc < 2; ++acc)
+            for (int m = 1; m <= k->mr; ++m)
+                for (int nv = 1; nv <= 2; ++nv) {
+                    if (!nv_needed[nv]) continue;
+                    lowp::lp_ukernel_ref ref;
+                    const anvil_status_t st =
+                        be.get(lowp::make_lp_desc(uint8_t(be.tier()), p.lp, m, nv, acc), &ref);
+                    if (st != anvil_success) return st;
+                    k->lp[acc][m][nv] = ref.fn;
+                    k->keep_alive.push_back(ref.keep_alive);
+                }
+        return anvil_success;
+    }
+    const gemm::backend &be = gemm::select_backend();
+    k->backend_name = be.name();
+    k->mr = std::min(be.mr(), kConvMaxMR);
+    k->nrb = std::min(be.nr(), kConvNR);
+    bool n_needed[kConvNR + 1] = {};
+    for (int64_t pn = 0; pn < p.np; ++pn) {
+        const int64_t w = panel_width(p, pn);
+        for (int64_t c0 = 0; c0 < w; c0 += k->nrb) n_needed[std::min<int64_t>(k->nrb, w - c0)] = true;
+    }
+    for (int beta = 0; beta < 2; ++beta)
+        for (int m = 1; m <= k->mr; ++m)
+            for (int n = 1; n <= kConvNR; ++n) {
+                if (!n_needed[n]) continue;
+                gemm::ukernel_desc d{};
+                d.tier = uint8_t(be.tier());
+                d.m = uint8_t(m);
+                d.n = uint8_t(n);
+                d.a = gemm::a_access::row_major;
+                d.beta = beta ? gemm::beta_kind::one : gemm::beta_kind::zero;
+                d.alpha_one = 1;
+                gemm::ukernel_ref ref;
+                const anvil_status_t st = be.get(d, &ref);
+                if (st != anvil_success) return st;
+                k->f32[beta][m][n] = ref.fn;
+                k->keep_alive.push_back(ref.keep_alive);
+            }
+    return anvil_success;
+}
+
+anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
+                             const lowp::chain_spec &chain, int32_t src_zero_point,
+                             const conv_operands &ops) {
+    const conv_geom &g = p.g;
+    call_ctx c{};
+    c.p = &p;
+    c.k = &k;
+    c.weights = ops.weights;
+    c.pad = uint8_t(conv_pad_byte(p.src, src_zero_point));
+    c.contiguous = !p.copy_view && g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 &&
+                   g.PT == 0 && g.PL == 0 && g.PB == 0 && g.PR == 0 && g.IH == g.OH && g.IW == g.OW;
+    // Weights of an oc block stay in L2 while every tile of a unit runs.
+    const int64_t panel_bytes = p.K * kConvNR * (p.path == conv_path::gemm_f32 ? 4 : p.gk == 2 ? 2 : 1);
+    c.panels_per_block = std::max<int64_t>(
+        1, std::min<int64_t>({p.np, kMaxPanelsPerBlock, (256 * 1024) / panel_bytes}));
+    c.blocks_per_group = ceil_div(p.np, c.panels_per_block);
+    if (c.contiguous || p.im2col_all) {
+        c.unit_pixels = int64_t(k.mr) * 8;
+        c.units = ceil_div(g.pixels(), c.unit_pixels);
+    } else {
+        c.units = g.N * g.OH;
+    }
+    c.row_bytes_im2col = im2col_row_bytes(p.K * p.eb + 32);  // + copy_pieces' slack
+    const int64_t items = c.units * c.blocks_per_group * g.G;
+    const int nthreads = threading::num_threads();
+    const int64_t nw = std::min<int64_t>(items, nthreads);
+    const int64_t acc_bytes = int64_t(kConvMaxMR) * kConvNR * kMaxPanelsPerBlock * 4;
+    const bool gathers = p.im2col_all || !(p.copy_view || c.contiguous);
+    const int64_t slot_bytes = acc_bytes + (gathers ? k.mr * c.row_bytes_im2col : 0);
+    // Scratch first: nothing is written to dst unless all of it is there.
+    uint8_t *view = nullptr;
+    if (p.copy_view) {
+        view = static_cast<uint8_t *>(
+            lowp::scratch_bpack().get(g.N * p.Hp * p.Wp * p.Cv * p.eb + 64));
+        if (!view) return anvil_out_of_memory;
+    }
+    auto *slots = static_cast<uint8_t *>(lowp::scratch_acc().get(slot_bytes * nw));
+    if (!slots) return anvil_out_of_memory;
+    if (view) fill_view(p, static_cast<const uint8_t *>(ops.src), src_zero_point, view);
+    c.src = view ? view : static_cast<const uint8_t *>(ops.src);
+    c.off_t = p.copy_view ? 0 : g.PT;
+    c.off_l = p.copy_view ? 0 : g.PL;
+
+    const bool direct = p.path == conv_path::gemm_f32 && chain.out == lowp::out_type::f32 &&
+                        chain.scales.empty() && !ops.bias && chain.ops.empty() &&
+                        chain.c_zero_point == 0.0f;
+    lowp::chain_epilogue epi(chain, ops.dst, g.OC, ops.binary, ops.bias);
+    c.epi = direct ? nullptr : &epi;
+    c.direct_dst = direct ? static_cast<float *>(ops.dst) : nullptr;
+    auto worker = [&](int64_t w) {
+        uint8_t *slot = slots + w * slot_bytes;
+        const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;
+        for (int64_t it = i0; it < i1; ++it) run_item(c, it, slot, slot + acc_bytes);
+    };
+    if (nw <= 1)
+        worker(0);
+    else
+        threading::parallel_for(nw, worker);
+    return anvil_success;
+}
+
+}  // namespace anvil::conv

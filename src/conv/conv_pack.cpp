@@ -1,0 +1,97 @@
+#include "conv/conv_pack.h"
+
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "gemm/pack.h"
+#include "lowp/lp_ref.h"
+#include "lowp/lp_pack.h"
+
+namespace anvil::conv {
+namespace {
+
+// Index of weight (oc, ic within the group, kh, kw) in the caller's layout.
+int64_t weight_index(const conv_geom &g, anvil_conv_weights_layout_t layout, int64_t oc,
+                     int64_t ic, int64_t kh, int64_t kw) {
+    if (layout == anvil_conv_weights_oihw) return ((oc * g.ICg + ic) * g.KH + kh) * g.KW + kw;
+    return ((kh * g.KW + kw) * g.ICg + ic) * g.OC + oc;
+}
+
+void pack_depthwise(const conv_plan &p, anvil_data_type_t wdt, const void *w,
+                    anvil_conv_weights_layout_t layout, uint8_t *out) {
+    const conv_geom &g = p.g;
+    std::memset(out, 0, size_t(p.weights_bytes));
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+        for (int64_t kw = 0; kw < g.KW; ++kw)
+            for (int64_t c = 0; c < g.OC; ++c) {
+                const int64_t src = weight_index(g, layout, c, 0, kh, kw);
+                const int64_t dst = (kh * g.KW + kw) * p.dw_cpad + c;
+                if (wdt == anvil_dt_f32) {
+                    reinterpret_cast<float *>(out)[dst] = static_cast<const float *>(w)[src];
+                } else if (wdt == anvil_dt_bf16) {
+                    reinterpret_cast<float *>(out)[dst] =
+                        lowp::bf16_to_f32(static_cast<const uint16_t *>(w)[src]);
+                } else {
+                    reinterpret_cast<int32_t *>(out)[dst] = static_cast<const int8_t *>(w)[src];
+                }
+            }
+}
+
+// One group's weights as a plain K x OCg matrix, row k = (kh*KW + kw)*ICgp
+// + ic (rows of the channel padding are zero), then packed into panels.
+template <typename T>
+void pack_group(const conv_plan &p, const T *w, anvil_conv_weights_layout_t layout, int64_t grp,
+                std::vector<T> &mat, uint8_t *out) {
+    const conv_geom &g = p.g;
+    std::fill(mat.begin(), mat.end(), T(0));
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+        for (int64_t kw = 0; kw < g.KW; ++kw)
+            for (int64_t ic = 0; ic < g.ICg; ++ic) {
+                T *row = mat.data() + ((kh * g.KW + kw) * p.ICgp + ic) * g.OCg;
+                for (int64_t o = 0; o < g.OCg; ++o)
+                    row[o] = w[weight_index(g, layout, grp * g.OCg + o, ic, kh, kw)];
+            }
+    if (p.path == conv_path::gemm_f32) {
+        gemm::pack_b_panels(reinterpret_cast<const float *>(mat.data()), g.OCg, false, 0, p.K, 0,
+                            g.OCg, kConvNR, reinterpret_cast<float *>(out));
+        return;
+    }
+    int32_t *colsum = p.colsum_offset ? reinterpret_cast<int32_t *>(out + p.colsum_offset) : nullptr;
+    lowp::pack_b(p.lp, false, p.K, g.OCg, mat.data(), g.OCg, 0, p.np, out, colsum);
+}
+
+}  // namespace
+
+anvil_status_t pack_conv_weights(const conv_plan &p, anvil_data_type_t wdt, const void *w,
+                                 anvil_conv_weights_layout_t layout, uint8_t *out) {
+    if (p.path == conv_path::depthwise) {
+        pack_depthwise(p, wdt, w, layout, out);
+        return anvil_success;
+    }
+    try {
+        const size_t elems = size_t(p.K * p.g.OCg);
+        if (wdt == anvil_dt_f32) {
+            std::vector<float> mat(elems);
+            std::memset(out, 0, size_t(p.weights_bytes));
+            for (int64_t grp = 0; grp < p.g.G; ++grp)
+                pack_group(p, static_cast<const float *>(w), layout, grp, mat, out + grp * p.group_bytes);
+        } else if (wdt == anvil_dt_bf16) {
+            std::vector<uint16_t> mat(elems);
+            std::memset(out, 0, size_t(p.weights_bytes));
+            for (int64_t grp = 0; grp < p.g.G; ++grp)
+                pack_group(p, static_cast<const uint16_t *>(w), layout, grp, mat,
+                           out + grp * p.group_bytes);
+        } else {
+            std::vector<int8_t> mat(elems);
+            std::memset(out, 0, size_t(p.weights_bytes));
+            for (int64_t grp = 0; grp < p.g.G; ++grp)
+                pack_group(p, static_cast<const int8_t *>(w), layout, grp, mat, out + grp * p.group_bytes);
+        }
+    } catch (const std::bad_alloc &) {
+        return anvil_out_of_memory;
+    }
+    return anvil_success;
+}
+
+}  // namespace anvil::conv

@@ -1,0 +1,60 @@
+#include "conv/conv_plan.h"
+
+#include "lowp/lp_pack.h"
+
+namespace anvil::conv {
+namespace {
+
+int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) {
+    p->g = g;
+    p->src = src_dt == anvil_dt_f32    ? src_elem::f32
+             : src_dt == anvil_dt_bf16 ? src_elem::bf16
+             : src_dt == anvil_dt_u8   ? src_elem::u8
+                                       : src_elem::s8;
+    p->eb = p->src == src_elem::f32 ? 4 : p->src == src_elem::bf16 ? 2 : 1;
+    if (g.ICg == 1 && g.OCg == 1) {
+        p->path = conv_path::depthwise;
+        p->dw_cpad = round_up(g.IC, 16);
+        p->weights_bytes = g.taps() * p->dw_cpad * 4;
+        p->Hp = g.IH;
+        p->Wp = g.IW;
+        p->Cv = g.IC;
+        p->ICgp = 1;
+        return;
+    }
+    const bool f32 = p->src == src_elem::f32;
+    p->path = f32 ? conv_path::gemm_f32 : conv_path::gemm_lp;
+    p->lp = p->src == src_elem::bf16 ? lowp::lp_kind::bf16 : lowp::lp_kind::u8s8;
+    p->gk = f32 ? 1 : lowp::group_k(p->lp);
+    p->ICgp = round_up(g.ICg, p->gk);
+    p->fold_kw = g.G == 1 && g.DW == 0 && g.KW > 1;
+    // A call of a few k-groups costs more to set up than it computes (the
+    // IC = 3 first layers, small groups): then every tile gathers its
+    // im2col rows and runs as one call over all of K.
+    const int64_t k_per_call = p->fold_kw ? g.KW * p->ICgp : p->ICgp;
+    p->im2col_all = k_per_call < kMinInPlaceK;
+    p->copy_view = p->im2col_all || (!f32 && (p->src == src_elem::s8 || g.ICg % p->gk != 0));
+    p->Cv = p->copy_view ? g.G * p->ICgp : g.IC;
+    p->Hp = p->copy_view ? g.IH + g.PT + g.PB : g.IH;
+    p->Wp = p->copy_view ? g.IW + g.PL + g.PR : g.IW;
+    p->K = g.taps() * p->ICgp;
+    p->np = (g.OCg + kConvNR - 1) / kConvNR;
+    int64_t bytes;
+    if (f32) {
+        bytes = p->np * p->K * kConvNR * 4;
+    } else {
+        bytes = lowp::packed_b_bytes(p->lp, p->K, g.OCg);
+        if (p->lp == lowp::lp_kind::u8s8) {
+            p->colsum_offset = round_up(bytes, 64);
+            bytes = p->colsum_offset + p->np * kConvNR * 4;
+        }
+    }
+    p->group_bytes = round_up(bytes, 64);
+    p->weights_bytes = p->group_bytes * g.G;
+}
+
+}  // namespace anvil::conv

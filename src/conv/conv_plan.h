@@ -1,0 +1,85 @@
+// What a conv2d handle decides once, at creation: the validated geometry,
+// which path runs it and how its weights are laid out.
+//
+// Paths:
+//   depthwise  groups = IC = OC: channels in vector lanes (dw_ukernel.h)
+//   gemm       everything else, as an implicit GEMM per group: rows are
+//              output pixels, columns output channels, K walks the taps
+//              (kh, kw) and the group's input channels, in that order.  A
+//              micro-kernel call reads A straight from the NHWC source:
+//              the m pixels of a tile are SW*IC elements apart, and one
+//              call covers one tap (or a whole kernel row when KW taps
+//              are contiguous in memory: G == 1, no horizontal dilation).
+//              Pixels whose taps reach into the padding are gathered into
+//              short im2col rows instead (padding = the source zero point)
+//              so the kernels never see a bound.
+// The int8 and bf16 GEMMs use the lp micro-kernels (lp_ukernel.h: K in
+// dword groups), fp32 the sgemm ones (ukernel.h).  When the lp kernels
+// cannot read the source in place (s8 source: shifted by +128 for
+// vpdpbusd; IC/G not a multiple of the k-group: padded with zeros) the
+// source is first copied into a "view" with those fixed and the spatial
+// padding materialised, and every pixel is then read in place.
+#pragma once
+#include <cstdint>
+
+#include "anvil/anvil.h"
+#include "lowp/lp_ukernel.h"
+
+namespace anvil::conv {
+
+struct conv_geom {
+    int64_t N = 0, G = 1;
+    int64_t IC = 0, IH = 0, IW = 0, OC = 0, OH = 0, OW = 0;
+    int64_t KH = 0, KW = 0, SH = 1, SW = 1;
+    int64_t PT = 0, PL = 0, PB = 0, PR = 0, DH = 0, DW = 0;
+    int64_t ICg = 0, OCg = 0;  // channels per group
+    int64_t taps() const { return KH * KW; }
+    int64_t pixels() const { return N * OH * OW; }
+};
+
+enum class conv_path : uint8_t { gemm_f32, gemm_lp, depthwise };
+
+// Element kinds of the source as stored.
+enum class src_elem : uint8_t { f32, bf16, u8, s8 };
+
+struct conv_plan {
+    conv_geom g;
+    conv_path path = conv_path::gemm_f32;
+    src_elem src = src_elem::f32;
+    lowp::lp_kind lp = lowp::lp_kind::bf16;  // gemm_lp only
+    int gk = 1;               // k elements per group (1 for fp32, 2 bf16, 4 int8)
+    int eb = 4;               // bytes per source element as the kernels read it
+    // Source view (see above): when copy_view, the kernels read a padded
+    // copy N x Hp x Wp x Cv; otherwise the source itself (Hp = IH, ...).
+    bool copy_view = false;
+    int64_t Hp = 0, Wp = 0, Cv = 0;
+    int64_t ICgp = 0;         // channels per group in the view (multiple of gk)
+    bool fold_kw = false;     // one call per kernel row (K = KW * ICgp)
+    bool im2col_all = false;  // every tile gathers im2col rows from the view (small K per tap)
+    int64_t K = 0;            // KH * KW * ICgp: the GEMM depth per group
+    // Packed weights of the gemm paths, per group: np panels of 32 columns
+    // (lp: k-group panels, lowp::pack_b layout; f32: K x 32 floats), then
+    // for int8 the column sums (np * 32 int32).  Depthwise: KH*KW rows of
+    // Cpad = round_up(C, 16) f32 (f32 and bf16) or int32 (int8).
+    int64_t np = 0;
+    int64_t group_bytes = 0;  // one group's panels (+ column sums), 64-aligned
+    int64_t colsum_offset = 0;  // within a group block; 0 when none
+    int64_t dw_cpad = 0;
+    int64_t weights_bytes = 0;  // after the header
+};
+
+constexpr int kConvNR = 32;  // panel width of the packed weights (columns)
+// Below this many k elements per tap call, tiles gather im2col rows.
+constexpr int64_t kMinInPlaceK = 64;
+
+// Fills the plan's derived fields from a validated geometry and types.
+void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p);
+
+// Source element at view coordinates: the pad value the view (and the
+// im2col rows of edge pixels) use: 0, or the zero point (u8), or the zero
+// point + 128 (s8, shifted).
+inline int32_t conv_pad_byte(src_elem e, int32_t zero_point) {
+    return e == src_elem::s8 ? zero_point + 128 : zero_point;
+}
+
+}  // namespace anvil::conv
