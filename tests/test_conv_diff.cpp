@@ -1,0 +1,964 @@
+// anvil_conv2d against the scalar reference (tests/conv_ref.h) and oneDNN's
+// convolution primitive, on the shape lists under tools/inputs/ (conv_tails,
+// conv_resnet50, conv_mobilenet_v2), for every supported type combination,
+// both weight layouts, with and without bias, scales, zero points and
+// post-op chains.
+//
+// Exactness: integer-valued fills (|src|, |w| <= 4 for f32 / bf16, so every
+// partial sum of K <= 4608 products stays an integer below 2^24; int8 is
+// exact anyway) make the accumulator exact in any order, and the chain is
+// emulated in fp32 bit for bit (conv_ref.h), so results are compared with
+// == (ints and bf16 too) unless a transcendental post-op is in the chain,
+// which is held to its documented bound (docs/postops.md).  Random
+// fractions (f32, bf16) are held to gamma_{K+3} * sum |products|.
+//
+// Where the expected values come from:
+//   reference: the scalar reference for every element (tails, small cases);
+//   onednn:    the model layers: oneDNN computes the bare accumulator of
+//              every element (s32 / f32 dst, no attributes: exact for these
+//              fills), which is checked against the scalar reference on
+//              sampled pixels, and the reference chain is applied to it;
+//   samples:   random fractions on model layers: the reference on sampled
+//              pixels only.
+// oneDNN with the same attributes is a second peer, held to the same
+// expected values (its own eltwise bound, benchdnn's 4e-6; an integer
+// output may round an exact .5 tie the other way).
+//
+// oneDNN 2.6 quirks worked around (both reproduced on the matmul):
+//  - it adds the bias before the output scale ((acc + bias) * scale); anvil
+//    follows the header (acc * scale + bias), so oneDNN gets bias / scale
+//    when the scales are powers of two (exact) and is no peer when bias and
+//    other scales meet;
+//  - a chain with two relu-family ops of different slopes reuses the first
+//    slope: no peer for those chains.
+#include <doctest/doctest.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "conv/conv_descriptor.h"
+#include "conv_ref.h"
+#include "lowp_util.h"
+#include "test_util.h"
+
+namespace {
+
+using dt = anvil_data_type_t;
+using anvil::conv::conv_shape;
+
+// ------------------------------------------------------------ shape lists
+
+std::string inputs_dir() {
+    if (const char *e = std::getenv("ANVIL_CONV_INPUTS")) return e;
+    std::string f = __FILE__;  // <root>/tests/test_conv_diff.cpp
+    f = f.substr(0, f.rfind('/'));
+    return f.substr(0, f.rfind('/')) + "/tools/inputs";
+}
+
+std::vector<conv_shape> load_shapes(const std::string &file) {
+    const std::string path = inputs_dir() + "/" + file;
+    std::ifstream in(path);
+    INFO("shape list ", path, " (set ANVIL_CONV_INPUTS to the tools/inputs directory)");
+    REQUIRE(in.good());
+    std::vector<conv_shape> out;
+    std::string line;
+    while (std::getline(in, line)) {
+        const size_t h = line.find('#');
+        if (h != std::string::npos) line = line.substr(0, h);
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        conv_shape s;
+        std::string err;
+        INFO(line);
+        REQUIRE_MESSAGE(anvil::conv::parse_conv_descriptor(line, &s, &err), err);
+        out.push_back(s);
+    }
+    REQUIRE(!out.empty());
+    return out;
+}
+
+int multiplicity(const std::string &name) {
+    const size_t star = name.rfind('*');
+    return star == std::string::npos ? 1 : std::atoi(name.c_str() + star + 1);
+}
+
+// ------------------------------------------------------------ cases
+
+enum class fill { small_int, fraction, full_range };
+enum class acc_src { reference, onednn, samples };
+
+struct conv_cfg {
+    conv_shape s;
+    dt src = anvil_dt_f32, wei = anvil_dt_f32, dst = anvil_dt_f32;
+    anvil_conv_weights_layout_t layout = anvil_conv_weights_oihw;
+    bool bias = false;
+    int scale_mode = 0;  // 0 none, 1 per tensor, 2 per OC
+    bool pow2_scales = true;
+    int32_t szp = 0, dzp = 0;
+    std::vector<anvil_post_op_t> ops;  // binary: ld holds the padding past OC
+    fill f = fill::small_int;
+    acc_src acc = acc_src::reference;
+    bool peer = true;
+    std::string str() const {
+        std::ostringstream o;
+        o << anvil::conv::format_conv_descriptor(s) << " types=" << src << "," << wei << "," << dst
+          << " layout=" << (layout == anvil_conv_weights_oihw ? "oihw" : "hwio") << " bias=" << bias
+          << " scales=" << scale_mode << (pow2_scales ? "p2" : "") << " zp=" << szp << "/" << dzp
+          << " fill=" << int(f) << " acc=" << int(acc) << " ops=";
+        for (const auto &op : ops)
+            o << (op.kind == anvil_post_op_binary ? "b" : "e") << op.alg
+              << (op.kind == anvil_post_op_binary ? (op.per_n ? "n" : "t") : "") << ",";
+        return o.str();
+    }
+};
+
+anvil_post_op_t eltwise(int alg, float alpha = 0, float beta = 0) {
+    anvil_post_op_t o{};
+    o.kind = anvil_post_op_eltwise;
+    o.alg = alg;
+    o.alpha = alpha;
+    o.beta = beta;
+    return o;
+}
+anvil_post_op_t binary(int alg, bool per_n, dt src_dt = anvil_dt_f32, int64_t ld_pad = 0) {
+    anvil_post_op_t o{};
+    o.kind = anvil_post_op_binary;
+    o.alg = alg;
+    o.per_n = per_n;
+    o.src_dt = src_dt;
+    o.ld = ld_pad;
+    return o;
+}
+
+// A typed buffer, 64-byte aligned, with `margin` guard bytes of 0xA5 on
+// both sides (outputs: nothing outside the tensor may change).
+struct tbuf {
+    std::vector<uint8_t> raw;
+    size_t bytes = 0;
+    static constexpr size_t margin = 128;
+    uint8_t *p = nullptr;
+    tbuf() = default;
+    tbuf(int64_t count, dt t) { reset(count, t); }
+    void reset(int64_t count, dt t) {
+        bytes = size_t(std::max<int64_t>(count, 1)) * size_t(cr::elem_bytes(t));
+        raw.assign(bytes + 2 * margin + 64, 0xA5);
+        const uintptr_t base = reinterpret_cast<uintptr_t>(raw.data()) + margin;
+        p = raw.data() + margin + (64 - base % 64) % 64;
+    }
+    bool guards_intact() const {
+        const uint8_t *b = raw.data(), *e = raw.data() + raw.size();
+        for (const uint8_t *q = b; q < p; ++q)
+            if (*q != 0xA5) return false;
+        for (const uint8_t *q = p + bytes; q < e; ++q)
+            if (*q != 0xA5) return false;
+        return true;
+    }
+};
+
+void fill_buf(tu::rng &r, tbuf &b, int64_t count, dt t, fill f, bool weights) {
+    for (int64_t k = 0; k < count; ++k) {
+        switch (t) {
+            case anvil_dt_f32:
+                reinterpret_cast<float *>(b.p)[k] = f == fill::fraction ? r.frac() : r.small_int();
+                break;
+            case anvil_dt_bf16:
+                reinterpret_cast<uint16_t *>(b.p)[k] =
+                    f == fill::fraction ? lt::bf16_frac(r) : lt::bf16_small_int(r);
+                break;
+            case anvil_dt_u8:
+                b.p[k] = uint8_t(f == fill::full_range ? r.ival(0, 255) : r.ival(0, 6));
+                break;
+            default:
+                b.p[k] = uint8_t(int8_t(f == fill::full_range ? r.ival(-128, 127) : r.ival(-4, 4)));
+        }
+    }
+    (void)weights;
+}
+
+// True when a chain holds two relu-family ops with different slopes.
+bool two_relu_slopes(const std::vector<anvil_post_op_t> &ops) {
+    int n = 0;
+    float first = 0;
+    for (const auto &o : ops) {
+        if (o.kind != anvil_post_op_eltwise ||
+            (o.alg != anvil_eltwise_relu && o.alg != anvil_eltwise_leaky_relu))
+            continue;
+        const float a = o.alg == anvil_eltwise_relu ? 0.0f : o.alpha;
+        if (n++ == 0) first = a;
+        else if (a != first) return true;
+    }
+    return false;
+}
+
+// ------------------------------------------------------------ oneDNN
+
+dnnl::memory::data_type dnnl_dt(dt t) {
+    using d = dnnl::memory::data_type;
+    switch (t) {
+        case anvil_dt_f32: return d::f32;
+        case anvil_dt_bf16: return d::bf16;
+        case anvil_dt_s32: return d::s32;
+        case anvil_dt_u8: return d::u8;
+        default: return d::s8;
+    }
+}
+
+dnnl::algorithm dnnl_alg(int alg) {
+    using a = dnnl::algorithm;
+    switch (alg) {
+        case anvil_eltwise_relu:
+        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
+        case anvil_eltwise_clip: return a::eltwise_clip;
+        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
+        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
+        case anvil_eltwise_silu: return a::eltwise_swish;
+        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
+        default: return a::eltwise_tanh;
+    }
+}
+
+dnnl::engine &dnnl_engine() {
+    static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    return eng;
+}
+
+int g_dnnl_ref_skips = 0, g_dnnl_unimpl = 0, g_dnnl_tie = 0, g_dnnl_gemm_binary = 0;
+std::set<std::string> g_dnnl_reasons;
+
+// Runs oneDNN's convolution.  with_attrs == false: the bare accumulator
+// (no bias, scales, post-ops; src zero point kept), into `dst_dt`.
+// Returns false (with *why) when oneDNN has no implementation or only its
+// reference one for a large problem (too slow for the budget).
+bool onednn_conv(const anvil_conv2d_desc_t &d, anvil_conv_weights_layout_t layout, const void *src,
+                 const void *wei, const float *bias, const std::vector<const void *> &bins,
+                 bool with_attrs, dt dst_dt, void *dst, std::string *why) {
+    using namespace dnnl;
+    using dims = memory::dims;
+    using tag = memory::format_tag;
+    engine &eng = dnnl_engine();
+    stream st(eng);
+    try {
+        const memory::desc src_md({d.N, d.IC, d.IH, d.IW}, dnnl_dt(d.src_dt), tag::nhwc);
+        const memory::desc dst_md({d.N, d.OC, d.OH, d.OW}, dnnl_dt(dst_dt), tag::nhwc);
+        const int64_t G = d.G, O = d.OC, Og = O / G, Ig = d.IC / G, KH = d.KH, KW = d.KW;
+        dims wdims, wstrides;
+        if (G == 1) {
+            wdims = {O, Ig, KH, KW};
+            wstrides = layout == anvil_conv_weights_oihw ? dims{Ig * KH * KW, KH * KW, KW, 1}
+                                                         : dims{1, O, KW * Ig * O, Ig * O};
+        } else {
+            wdims = {G, Og, Ig, KH, KW};
+            wstrides = layout == anvil_conv_weights_oihw
+                           ? dims{Og * Ig * KH * KW, Ig * KH * KW, KH * KW, KW, 1}
+                           : dims{Og, 1, O, KW * Ig * O, Ig * O};
+        }
+        const memory::desc wuser_md(wdims, dnnl_dt(d.wei_dt), wstrides);
+        const memory::desc wany_md(wdims, dnnl_dt(d.wei_dt), tag::any);
+        const memory::desc bias_md({O}, memory::data_type::f32, tag::x);
+        const bool use_bias = with_attrs && bias;
+        primitive_attr attr;
+        std::vector<float> scales;
+        std::vector<memory::desc> bin_mds;
+        if (d.src_zero_point) attr.set_zero_points(DNNL_ARG_SRC, 0, {d.src_zero_point});
+        if (with_attrs) {
+            if (d.scales) {
+                scales.assign(d.scales, d.scales + (d.scales_per_oc ? O : 1));
+                attr.set_output_scales(d.scales_per_oc ? 2 : 0, scales);
+            }
+            if (d.dst_zero_point) attr.set_zero_points(DNNL_ARG_DST, 0, {d.dst_zero_point});
+            post_ops po;
+            for (int t = 0; t < d.num_post_ops; ++t) {
+                const anvil_post_op_t &o = d.post_ops[t];
+                if (o.kind == anvil_post_op_eltwise) {
+                    po.append_eltwise(1.0f, dnnl_alg(o.alg),
+                                      o.alg == anvil_eltwise_silu ? 1.0f : o.alpha, o.beta);
+                } else {
+                    const memory::desc md =
+                        o.per_n ? memory::desc({1, O, 1, 1}, dnnl_dt(o.src_dt), tag::nchw)
+                                : memory::desc({d.N, O, d.OH, d.OW}, dnnl_dt(o.src_dt),
+                                               dims{d.OH * d.OW * o.ld, 1, d.OW * o.ld, o.ld});
+                    po.append_binary(o.alg == anvil_binary_add ? algorithm::binary_add
+                                                               : algorithm::binary_mul,
+                                     md);
+                    bin_mds.push_back(md);
+                }
+            }
+            attr.set_post_ops(po);
+        }
+        const dims strides{d.SH, d.SW}, dil{d.DH, d.DW}, pl{d.pad_t, d.pad_l}, pr{d.pad_b, d.pad_r};
+        const auto cd =
+            use_bias ? convolution_forward::desc(prop_kind::forward_inference,
+                                                 algorithm::convolution_direct, src_md, wany_md,
+                                                 bias_md, dst_md, strides, dil, pl, pr)
+                     : convolution_forward::desc(prop_kind::forward_inference,
+                                                 algorithm::convolution_direct, src_md, wany_md,
+                                                 dst_md, strides, dil, pl, pr);
+        const convolution_forward::primitive_desc pd(cd, attr, eng);
+        const std::string impl = pd.impl_info_str();
+        // oneDNN 2.6's gemm-based f32 convolution (x64:gemm:jit) applies a
+        // dst-shaped binary post-op operand as if it were per-channel: every
+        // pixel gets pixel 0's values (reproduced: 1x1 conv, IC 1, OC 1,
+        // 1x2 image, binary_add with a dense {1,1,1,2} nhwc src1 gives
+        // dst(w=1) = src1(w=0)).  No peer for those.
+        bool dst_shaped_binary = false;
+        for (int t = 0; with_attrs && t < d.num_post_ops; ++t)
+            dst_shaped_binary |= d.post_ops[t].kind == anvil_post_op_binary && !d.post_ops[t].per_n;
+        if (dst_shaped_binary && d.src_dt == anvil_dt_f32 && impl.find("gemm") != std::string::npos) {
+            ++g_dnnl_gemm_binary;
+            *why = "oneDNN 2.6 gemm f32 conv broadcasts dst-shaped binary operands";
+            return false;
+        }
+        const double macs = double(cr::dst_elems(d)) * double(cr::kdim(d));
+        if (impl.rfind("ref", 0) == 0 && macs > 3e7) {
+            ++g_dnnl_ref_skips;
+            *why = "oneDNN picks " + impl + " (too slow at this size)";
+            return false;
+        }
+        memory wuser(wuser_md, eng, const_cast<void *>(wei));
+        memory w(pd.weights_desc(), eng);
+        reorder(wuser, w).execute(st, wuser, w);
+        memory msrc(src_md, eng, const_cast<void *>(src)), mdst(dst_md, eng, dst);
+        std::vector<float> dbias;
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, msrc}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, mdst}};
+        if (use_bias) {
+            // oneDNN 2.6: (acc + bias) * scale; anvil: acc * scale + bias.
+            dbias.assign(bias, bias + O);
+            for (int64_t j = 0; j < O; ++j)
+                dbias[size_t(j)] /= scales.empty() ? 1.0f : scales[size_t(d.scales_per_oc ? j : 0)];
+            args.insert({DNNL_ARG_BIAS, memory(bias_md, eng, dbias.data())});
+        }
+        int bi = 0;
+        for (int t = 0; with_attrs && t < d.num_post_ops; ++t)
+            if (d.post_ops[t].kind == anvil_post_op_binary) {
+                args.insert({DNNL_ARG_ATTR_MULTIPLE_POST_OP(t) | DNNL_ARG_SRC_1,
+                             memory(bin_mds[size_t(bi)], eng, const_cast<void *>(bins[size_t(bi)]))});
+                ++bi;
+            }
+        convolution_forward(pd).execute(st, args);
+        st.wait();
+        return true;
+    } catch (const dnnl::error &e) {
+        ++g_dnnl_unimpl;
+        *why = std::string("oneDNN: ") + e.what();
+        g_dnnl_reasons.insert(std::to_string(d.src_dt) + "," + std::to_string(d.wei_dt) + "->" +
+                              std::to_string(dst_dt) + " zp " + std::to_string(d.src_zero_point) + "/" +
+                              std::to_string(d.dst_zero_point) + ": " + e.what());
+        return false;
+    }
+}
+
+// ------------------------------------------------------------ runner
+
+struct conv_problem {
+    anvil_conv2d_desc_t d{};
+    std::vector<float> scales, bias;
+    std::vector<anvil_post_op_t> ops;
+    tbuf src, wei;
+    std::vector<tbuf> bins;
+    std::vector<const void *> bin_ptrs;
+};
+
+void build_problem(const conv_cfg &q, uint64_t seed, conv_problem &P) {
+    anvil_conv2d_desc_t &d = P.d;
+    d = anvil_conv2d_desc_t{};
+    anvil::conv::fill_conv_desc(q.s, &d);
+    d.src_dt = q.src;
+    d.wei_dt = q.wei;
+    d.dst_dt = q.dst;
+    d.src_zero_point = q.szp;
+    d.dst_zero_point = q.dzp;
+    tu::rng r(seed);
+    P.src.reset(cr::src_elems(d), q.src);
+    P.wei.reset(cr::wei_elems(d), q.wei);
+    fill_buf(r, P.src, cr::src_elems(d), q.src, q.f, false);
+    fill_buf(r, P.wei, cr::wei_elems(d), q.wei, q.f, true);
+    if (q.scale_mode) {
+        P.scales.resize(size_t(q.scale_mode == 2 ? d.OC : 1));
+        for (auto &v : P.scales)
+            v = q.pow2_scales ? std::ldexp(1.0f, int(r.ival(-5, 1)))
+                              : float(r.ival(1, 1 << 20)) * 0x1p-22f;  // (0, 0.25], 20 bits
+        d.scales = P.scales.data();
+        d.scales_per_oc = q.scale_mode == 2;
+    }
+    if (q.bias) {
+        P.bias.resize(size_t(d.OC));
+        for (auto &v : P.bias) v = q.f == fill::fraction ? r.frac() : float(r.ival(-20, 20));
+    }
+    P.ops = q.ops;
+    for (auto &o : P.ops) {
+        if (o.kind != anvil_post_op_binary) continue;
+        o.ld = o.per_n ? 0 : d.OC + o.ld;
+        const int64_t count = o.per_n ? d.OC : cr::pixels(d) * o.ld;
+        tbuf b(count, o.src_dt);
+        const bool mul = o.alg == anvil_binary_mul;
+        for (int64_t k = 0; k < count; ++k) {
+            const float v = float(r.ival(mul ? -2 : -9, mul ? 2 : 9));
+            if (o.src_dt == anvil_dt_bf16) reinterpret_cast<uint16_t *>(b.p)[k] = cr::f32_to_bf16(v);
+            else reinterpret_cast<float *>(b.p)[k] = v;
+        }
+        P.bins.push_back(std::move(b));
+    }
+    for (auto &b : P.bins) P.bin_ptrs.push_back(b.p);
+    d.num_post_ops = int(P.ops.size());
+    d.post_ops = P.ops.data();
+}
+
+// anvil: create, pack (in `layout`), execute into dst.
+void anvil_run(const conv_problem &P, anvil_conv_weights_layout_t layout, tbuf &dst) {
+    anvil_conv2d_t h = nullptr;
+    REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
+    size_t bytes = 0;
+    REQUIRE(anvil_conv2d_packed_weights_size(h, &bytes) == anvil_success);
+    std::vector<uint8_t> packed(bytes + 64);
+    void *pk = packed.data() + (64 - reinterpret_cast<uintptr_t>(packed.data()) % 64) % 64;
+    REQUIRE(anvil_conv2d_pack_weights(h, P.wei.p, layout, pk) == anvil_success);
+    const anvil_status_t st = anvil_conv2d_execute(h, P.src.p, pk, P.bias.empty() ? nullptr : P.bias.data(),
+                                                   dst.p, P.bin_ptrs.empty() ? nullptr : P.bin_ptrs.data());
+    anvil_conv2d_destroy(h);
+    REQUIRE(st == anvil_success);
+}
+
+std::vector<int64_t> sample_pixels(const anvil_conv2d_desc_t &d, uint64_t seed) {
+    const int64_t P = cr::pixels(d);
+    std::vector<int64_t> px;
+    if (P <= 64) {
+        for (int64_t p = 0; p < P; ++p) px.push_back(p);
+        return px;
+    }
+    // Corners and edges of the first and last image, then random pixels.
+    const int64_t last = (d.N - 1) * d.OH * d.OW;
+    for (int64_t base : {int64_t(0), last})
+        for (int64_t p : {int64_t(0), d.OW - 1, (d.OH - 1) * d.OW, d.OH * d.OW - 1,
+                          (d.OH / 2) * d.OW, (d.OH / 2) * d.OW + d.OW - 1})
+            px.push_back(base + p);
+    tu::rng r(seed ^ 0x5eed);
+    for (int t = 0; t < 36; ++t) px.push_back(r.ival(0, P - 1));
+    return px;
+}
+
+struct check_stats {
+    int64_t checked = 0, bad = 0, bad_dnnl = 0;
+    std::string first;
+};
+
+void check_element(const conv_cfg &q, const cr::expect &e, double got, const double *dn,
+                   int64_t pixel, int64_t oc, check_stats &cs) {
+    ++cs.checked;
+    if (!cr::output_ok(q.dst, e.v, e.err, got) && cs.bad++ == 0 && cs.first.empty()) {
+        std::ostringstream o;
+        o.precision(10);
+        o << "pixel " << pixel << " oc " << oc << ": anvil " << got << " want " << e.v << " (bound " << e.err << ")";
+        cs.first = o.str();
+    }
+    if (!dn) return;
+    bool ok = cr::output_ok(q.dst, e.v, e.err_d, *dn) || cr::output_ok(q.dst, e.v, e.err + e.err_d, *dn);
+    if (!ok && cr::is_int_out(q.dst) && e.err_d == 0 && std::isfinite(e.v) &&
+        e.v - std::floor(e.v) == 0.5 && std::fabs(*dn - cr::saturate(q.dst, std::nearbyint(e.v))) == 1) {
+        ok = true;  // an exact .5 tie rounded the other way
+        ++g_dnnl_tie;
+    }
+    if (!ok && cs.bad_dnnl++ == 0 && cs.first.empty()) {
+        std::ostringstream o;
+        o.precision(10);
+        o << "pixel " << pixel << " oc " << oc << ": oneDNN " << *dn << " anvil " << got << " want " << e.v
+          << " (bounds " << e.err << ", " << e.err_d << ")";
+        cs.first = o.str();
+    }
+}
+
+void run_case(const conv_cfg &q, uint64_t seed) {
+    INFO(q.str(), " seed=", seed);
+    conv_problem P;
+    build_problem(q, seed, P);
+    const anvil_conv2d_desc_t &d = P.d;
+    tbuf dst(cr::dst_elems(d), q.dst);
+    anvil_run(P, q.layout, dst);
+    CHECK_MESSAGE(dst.guards_intact(), "anvil wrote outside dst");
+
+    // oneDNN with the same attributes.
+    const bool peer = q.peer && !two_relu_slopes(P.ops) && !(q.bias && q.scale_mode && !q.pow2_scales);
+    tbuf ddst(cr::dst_elems(d), q.dst);
+    std::string why;
+    const bool have_dnnl = peer && onednn_conv(d, q.layout, P.src.p, P.wei.p,
+                                               P.bias.empty() ? nullptr : P.bias.data(), P.bin_ptrs,
+                                               true, q.dst, ddst.p, &why);
+    cr::chain_args ca;
+    ca.bias = P.bias.empty() ? nullptr : P.bias.data();
+    ca.binary = P.bin_ptrs.empty() ? nullptr : P.bin_ptrs.data();
+    const bool frac = q.f == fill::fraction;
+    check_stats cs;
+    auto check_pixel = [&](int64_t p, const cr::acc_value &a, int64_t oc) {
+        const double acc_err = frac ? cr::acc_bound(cr::kdim(d), a.abs_sum) : 0.0;
+        const cr::expect e = cr::run_chain(d, a, acc_err, p, oc, ca);
+        const int64_t at = p * d.OC + oc;
+        const double got = cr::load(q.dst, dst.p, at);
+        double dn = 0;
+        if (have_dnnl) dn = cr::load(q.dst, ddst.p, at);
+        check_element(q, e, got, have_dnnl ? &dn : nullptr, p, oc, cs);
+    };
+    if (q.acc == acc_src::reference) {
+        for (int64_t p = 0; p < cr::pixels(d); ++p)
+            for (int64_t oc = 0; oc < d.OC; ++oc)
+                check_pixel(p, cr::conv_acc(d, P.src.p, P.wei.p, q.layout, p, oc), oc);
+    } else if (q.acc == acc_src::samples) {
+        for (int64_t p : sample_pixels(d, seed))
+            for (int64_t oc = 0; oc < d.OC; ++oc)
+                check_pixel(p, cr::conv_acc(d, P.src.p, P.wei.p, q.layout, p, oc), oc);
+    } else {
+        // The bare accumulator of every element from oneDNN (exact for these
+        // fills), checked on sampled pixels against the scalar reference.
+        REQUIRE(!frac);
+        const bool i8 = cr::is_int8(q.src);
+        const dt acc_dt = i8 ? anvil_dt_s32 : anvil_dt_f32;
+        tbuf acc(cr::dst_elems(d), acc_dt);
+        std::string why_acc;
+        const bool ok = onednn_conv(d, q.layout, P.src.p, P.wei.p, nullptr, {}, false, acc_dt, acc.p, &why_acc);
+        if (!ok) {
+            // No fast oneDNN: fall back to the reference on samples.
+            MESSAGE("no oneDNN accumulator (", why_acc, "): sampled reference only");
+            for (int64_t p : sample_pixels(d, seed))
+                for (int64_t oc = 0; oc < d.OC; ++oc)
+                    check_pixel(p, cr::conv_acc(d, P.src.p, P.wei.p, q.layout, p, oc), oc);
+        } else {
+            int64_t acc_bad = 0;
+            for (int64_t p : sample_pixels(d, seed))
+                for (int64_t oc = 0; oc < d.OC; ++oc) {
+                    const cr::acc_value a = cr::conv_acc(d, P.src.p, P.wei.p, q.layout, p, oc);
+                    acc_bad += a.sum != cr::load(acc_dt, acc.p, p * d.OC + oc);
+                }
+            CHECK_MESSAGE(acc_bad == 0, "oneDNN's bare accumulator differs from the scalar reference");
+            for (int64_t p = 0; p < cr::pixels(d); ++p)
+                for (int64_t oc = 0; oc < d.OC; ++oc) {
+                    cr::acc_value a;
+                    a.sum = cr::load(acc_dt, acc.p, p * d.OC + oc);
+                    a.isum = int64_t(a.sum);
+                    check_pixel(p, a, oc);
+                }
+        }
+    }
+    INFO(cs.first);
+    CHECK(cs.checked > 0);
+    CHECK(cs.bad == 0);
+    CHECK(cs.bad_dnnl == 0);
+}
+
+// ------------------------------------------------------------ configurations
+
+const dt kCombos[][3] = {
+    {anvil_dt_f32, anvil_dt_f32, anvil_dt_f32},   {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32},
+    {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16}, {anvil_dt_u8, anvil_dt_s8, anvil_dt_f32},
+    {anvil_dt_u8, anvil_dt_s8, anvil_dt_s32},     {anvil_dt_u8, anvil_dt_s8, anvil_dt_bf16},
+    {anvil_dt_u8, anvil_dt_s8, anvil_dt_u8},      {anvil_dt_u8, anvil_dt_s8, anvil_dt_s8},
+    {anvil_dt_s8, anvil_dt_s8, anvil_dt_f32},     {anvil_dt_s8, anvil_dt_s8, anvil_dt_s32},
+    {anvil_dt_s8, anvil_dt_s8, anvil_dt_bf16},    {anvil_dt_s8, anvil_dt_s8, anvil_dt_u8},
+    {anvil_dt_s8, anvil_dt_s8, anvil_dt_s8},
+};
+constexpr int kNumCombos = 13;
+
+// Post-op chains (index -> chain); the bias flag of chain 2 is forced on.
+std::vector<anvil_post_op_t> chain(int i) {
+    switch (i % 9) {
+        case 0: return {};
+        case 1: return {eltwise(anvil_eltwise_relu)};
+        case 2:  // bias + gelu_tanh + residual add (dst-shaped)
+            return {eltwise(anvil_eltwise_gelu_tanh), binary(anvil_binary_add, false)};
+        case 3: return {eltwise(anvil_eltwise_leaky_relu, 0.125f), eltwise(anvil_eltwise_clip, -6.f, 6.f)};
+        case 4:
+            return {binary(anvil_binary_mul, true), eltwise(anvil_eltwise_relu),
+                    binary(anvil_binary_add, false, anvil_dt_bf16, 3)};
+        case 5: return {eltwise(anvil_eltwise_sigmoid)};
+        case 6: return {eltwise(anvil_eltwise_silu), binary(anvil_binary_add, true, anvil_dt_bf16)};
+        case 7: return {eltwise(anvil_eltwise_tanh), binary(anvil_binary_mul, false, anvil_dt_f32, 5)};
+        default: return {eltwise(anvil_eltwise_gelu_erf), eltwise(anvil_eltwise_relu)};
+    }
+}
+
+// A configuration for case number c of a shape (rotates every attribute).
+conv_cfg make_cfg(const conv_shape &s, int combo, int c, tu::rng &r) {
+    conv_cfg q;
+    q.s = s;
+    q.src = kCombos[combo][0];
+    q.wei = kCombos[combo][1];
+    q.dst = kCombos[combo][2];
+    q.layout = (c % 2) ? anvil_conv_weights_hwio : anvil_conv_weights_oihw;
+    const int ch = int(r.ival(0, 8));
+    q.ops = chain(ch);
+    q.bias = ch == 2 || r.ival(0, 1);
+    const bool i8 = cr::is_int8(q.src);
+    q.scale_mode = int(r.ival(0, 2));
+    // Requantised int8 outputs: always a scale (saturation and rounding).
+    if (q.dst == anvil_dt_u8 || q.dst == anvil_dt_s8) q.scale_mode = 1 + int(r.ival(0, 1));
+    q.pow2_scales = r.ival(0, 2) != 0;
+    if (i8 && r.ival(0, 1)) q.szp = q.src == anvil_dt_u8 ? int32_t(r.ival(1, 6)) : int32_t(r.ival(-4, 4));
+    if (q.dst == anvil_dt_u8 || q.dst == anvil_dt_s8)
+        if (r.ival(0, 1)) q.dzp = int32_t(r.ival(-5, 5)) + (q.dst == anvil_dt_u8 ? 100 : 0);
+    if (i8 && r.ival(0, 4) == 0) q.f = fill::full_range;
+    return q;
+}
+
+bool scalar_cap() { return anvil_get_effective_isa() == anvil_isa_scalar; }
+
+double elapsed(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ suites
+
+TEST_SUITE("once") {
+
+TEST_CASE("conv inputs: the shape lists parse and add up to their models") {
+    const auto rn = load_shapes("conv_resnet50");
+    const auto mn = load_shapes("conv_mobilenet_v2");
+    const auto tl = load_shapes("conv_tails");
+    int rn_total = 0, mn_total = 0;
+    for (const auto &s : rn) rn_total += multiplicity(s.name);
+    for (const auto &s : mn) mn_total += multiplicity(s.name);
+    CHECK(rn.size() == 20);
+    CHECK(rn_total == 53);  // conv1 + 16 bottlenecks x 3 + 4 projection shortcuts
+    CHECK(mn.size() == 30);
+    CHECK(mn_total == 52);  // stem + 17 blocks (the first without expand) + conv_last
+    CHECK(tl.size() >= 40);
+    int dw = 0, dil = 0, asym = 0, s3 = 0;
+    for (const auto &s : tl) {
+        dw += s.g > 1 && s.g == s.ic;
+        dil += s.dh > 0 || s.dw > 0;
+        asym += s.pt != s.pb || s.pl != s.pr;
+        s3 += s.sh == 3;
+    }
+    CHECK(dw >= 5);
+    CHECK(dil >= 4);
+    CHECK(asym >= 4);
+    CHECK(s3 >= 2);
+}
+
+// The reference itself against oneDNN's bare convolution (no anvil
+// involved): the accumulators of every tail, both layouts, int8 with a
+// source zero point and f32.
+TEST_CASE("conv reference: exact accumulators agree with oneDNN on every tail") {
+    uint64_t seed = 100;
+    for (const auto &s0 : load_shapes("conv_tails")) {
+        for (int t = 0; t < 2; ++t) {
+            conv_cfg q;
+            q.s = s0;
+            q.layout = t ? anvil_conv_weights_hwio : anvil_conv_weights_oihw;
+            if (t) {
+                q.src = anvil_dt_u8;
+                q.wei = anvil_dt_s8;
+                q.dst = anvil_dt_s32;
+                q.szp = 3;
+                q.f = fill::full_range;
+            }
+            INFO(q.str());
+            conv_problem P;
+            build_problem(q, seed++, P);
+            tbuf acc(cr::dst_elems(P.d), q.dst);
+            std::string why;
+            REQUIRE_MESSAGE(onednn_conv(P.d, q.layout, P.src.p, P.wei.p, nullptr, {}, false, q.dst, acc.p, &why), why);
+            int64_t bad = 0;
+            for (int64_t p = 0; p < cr::pixels(P.d); ++p)
+                for (int64_t oc = 0; oc < P.d.OC; ++oc)
+                    bad += cr::conv_acc(P.d, P.src.p, P.wei.p, q.layout, p, oc).sum !=
+                           cr::load(q.dst, acc.p, p * P.d.OC + oc);
+            CHECK(bad == 0);
+        }
+    }
+}
+
+}  // TEST_SUITE("once")
+
+TEST_CASE("conv: tails, every type combination and layout, vs the reference and oneDNN") {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto tails = load_shapes("conv_tails");
+    tu::rng r(7);
+    uint64_t seed = 1000;
+    int n = 0;
+    for (size_t li = 0; li < tails.size(); ++li)
+        for (int combo = 0; combo < kNumCombos; ++combo) {
+            // The listed mb and mb 2 alternate over the type combinations.
+            for (int mbi = int(combo % 2); mbi < int(combo % 2) + 1; ++mbi) {
+                conv_shape s = tails[li];
+                if (mbi == 1) s.mb = 2;
+                conv_cfg q = make_cfg(s, combo, int(li + combo), r);
+                // oneDNN (primitive creation dominates at these sizes) on
+                // every third case; the reference on all.
+                q.peer = (li + combo + mbi) % 3 == 0;
+                run_case(q, seed++);
+                ++n;
+            }
+        }
+    MESSAGE(n, " tail cases in ", elapsed(t0), " s");
+}
+
+TEST_CASE("conv: random fractions (f32, bf16) within the accumulation bound") {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto tails = load_shapes("conv_tails");
+    tu::rng r(8);
+    uint64_t seed = 3000;
+    const dt kF[][3] = {{anvil_dt_f32, anvil_dt_f32, anvil_dt_f32},
+                        {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32},
+                        {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16}};
+    for (size_t li = 0; li < tails.size(); ++li)
+        for (int k = 0; k < 3; ++k) {
+            conv_cfg q;
+            q.s = tails[li];
+            q.src = kF[k][0];
+            q.wei = kF[k][1];
+            q.dst = kF[k][2];
+            q.f = fill::fraction;
+            q.layout = (li + k) % 2 ? anvil_conv_weights_hwio : anvil_conv_weights_oihw;
+            q.bias = r.ival(0, 1);
+            q.ops = chain(int(r.ival(0, 8)));
+            q.scale_mode = int(r.ival(0, 2));
+            q.pow2_scales = r.ival(0, 1);
+            q.peer = (li + k) % 2 == 0;
+            run_case(q, seed++);
+        }
+    // Model layers, checked on sampled pixels.
+    int idx = 0;
+    for (const char *file : {"conv_resnet50", "conv_mobilenet_v2"})
+        for (const auto &s0 : load_shapes(file)) {
+            if (idx++ % 3) continue;
+            conv_cfg q;
+            q.s = s0;
+            q.s.mb = 1;
+            const int k = idx % 3;
+            q.src = kF[k][0];
+            q.wei = kF[k][1];
+            q.dst = kF[k][2];
+            q.f = fill::fraction;
+            q.acc = acc_src::samples;
+            q.layout = idx % 2 ? anvil_conv_weights_hwio : anvil_conv_weights_oihw;
+            q.bias = true;
+            q.ops = chain(idx % 2 ? 1 : 2);
+            q.peer = !scalar_cap();
+            run_case(q, seed++);
+        }
+    MESSAGE("fraction cases in ", elapsed(t0), " s");
+}
+
+TEST_CASE("conv: ResNet-50 and MobileNet-v2 layers vs oneDNN and the reference") {
+    const auto t0 = std::chrono::steady_clock::now();
+    // Under the scalar cap (anvil's slowest path) only mb 1.
+    const int max_mb = scalar_cap() ? 1 : 2;
+    tu::rng r(9);
+    uint64_t seed = 5000;
+    int li = 0;
+    for (const char *file : {"conv_resnet50", "conv_mobilenet_v2"}) {
+        for (const auto &s0 : load_shapes(file)) {
+            for (int mb = 1; mb <= max_mb; ++mb) {
+                conv_shape s = s0;
+                s.mb = mb;
+                const int combo = (li * 5 + mb * 3) % kNumCombos;
+                conv_cfg q = make_cfg(s, combo, li + mb, r);
+                q.acc = acc_src::onednn;
+                run_case(q, seed++);
+            }
+            ++li;
+        }
+        MESSAGE(std::string(file), ": ", elapsed(t0), " s so far");
+    }
+    if (g_dnnl_ref_skips || g_dnnl_unimpl || g_dnnl_tie || g_dnnl_gemm_binary) {
+        std::string reasons;
+        for (const auto &s : g_dnnl_reasons) reasons += "\n  " + s;
+        MESSAGE("oneDNN so far: ", g_dnnl_ref_skips, " skipped (reference impl, large), ", g_dnnl_unimpl,
+                " unimplemented, ", g_dnnl_gemm_binary, " gemm-conv binary quirk, ", g_dnnl_tie,
+                " ties rounded the other way", reasons);
+    }
+}
+
+TEST_CASE("conv: NaN and infinity in a bf16 source") {
+    // 3x3 conv, bf16 src with NaN / +-inf at a few places, small integer
+    // weights with some zeros (inf * 0 = NaN); f32 and bf16 outputs, no
+    // chain and relu.  IEEE: a NaN or inf reaching a sum decides it in any
+    // order (no overflow with these magnitudes).
+    conv_shape s;
+    std::string err;
+    REQUIRE(anvil::conv::parse_conv_descriptor("mb2ic17ih9iw7oc20kh3ph1", &s, &err));
+    for (dt out : {anvil_dt_f32, anvil_dt_bf16})
+        for (int relu = 0; relu < 2; ++relu) {
+            conv_cfg q;
+            q.s = s;
+            q.src = q.wei = anvil_dt_bf16;
+            q.dst = out;
+            if (relu) q.ops = {eltwise(anvil_eltwise_relu)};
+            q.peer = false;
+            conv_problem P;
+            build_problem(q, 42 + relu, P);
+            auto *src = reinterpret_cast<uint16_t *>(P.src.p);
+            auto *wei = reinterpret_cast<uint16_t *>(P.wei.p);
+            const int64_t IC = P.d.IC;
+            src[(0 * 9 * 7 + 4 * 7 + 3) * IC + 5] = cr::f32_to_bf16(tu::qnan());
+            src[(1 * 9 * 7 + 0 * 7 + 0) * IC + 0] = cr::f32_to_bf16(tu::inf());
+            src[(1 * 9 * 7 + 8 * 7 + 6) * IC + 16] = cr::f32_to_bf16(-tu::inf());
+            src[(1 * 9 * 7 + 4 * 7 + 2) * IC + 3] = cr::f32_to_bf16(tu::inf());
+            src[(1 * 9 * 7 + 4 * 7 + 3) * IC + 3] = cr::f32_to_bf16(-tu::inf());
+            for (int64_t k = 0; k < cr::wei_elems(P.d); k += 7) wei[k] = 0;
+            tbuf dst(cr::dst_elems(P.d), out);
+            anvil_run(P, anvil_conv_weights_oihw, dst);
+            int64_t bad = 0, nonfinite = 0;
+            cr::chain_args ca;
+            for (int64_t p = 0; p < cr::pixels(P.d); ++p)
+                for (int64_t oc = 0; oc < P.d.OC; ++oc) {
+                    const cr::acc_value a = cr::conv_acc(P.d, P.src.p, P.wei.p, anvil_conv_weights_oihw, p, oc);
+                    const cr::expect e = cr::run_chain(P.d, a, 0.0, p, oc, ca);
+                    nonfinite += !std::isfinite(e.v);
+                    bad += !cr::output_ok(out, e.v, 0.0, cr::load(out, dst.p, p * P.d.OC + oc));
+                }
+            INFO("out=", out, " relu=", relu);
+            CHECK(nonfinite > 20);
+            CHECK(bad == 0);
+        }
+}
+
+// ------------------------------------------------------------ threads
+
+namespace {
+
+struct run_out {
+    std::vector<uint8_t> bytes;
+};
+
+// One problem executed by one handle into a fresh dst; returns its bytes.
+std::vector<uint8_t> exec_bytes(anvil_conv2d_t h, const conv_problem &P, const void *packed) {
+    tbuf dst(cr::dst_elems(P.d), P.d.dst_dt);
+    REQUIRE(anvil_conv2d_execute(h, P.src.p, packed, P.bias.empty() ? nullptr : P.bias.data(), dst.p,
+                                 P.bin_ptrs.empty() ? nullptr : P.bin_ptrs.data()) == anvil_success);
+    return std::vector<uint8_t>(dst.p, dst.p + dst.bytes);
+}
+
+std::vector<conv_cfg> thread_cases() {
+    std::vector<conv_cfg> v;
+    conv_shape s;
+    std::string err;
+    REQUIRE(anvil::conv::parse_conv_descriptor("mb2ic64ih20iw19oc96kh3ph1", &s, &err));
+    conv_cfg q;
+    q.s = s;
+    q.f = fill::fraction;  // f32: the summation order shows in the bits
+    q.bias = true;
+    q.ops = chain(2);
+    v.push_back(q);
+    q.src = anvil_dt_u8;
+    q.wei = anvil_dt_s8;
+    q.dst = anvil_dt_u8;
+    q.f = fill::full_range;
+    q.szp = 128;
+    q.dzp = 3;
+    q.scale_mode = 2;
+    q.pow2_scales = false;
+    q.ops = chain(1);
+    v.push_back(q);
+    REQUIRE(anvil::conv::parse_conv_descriptor("mb2g144ic144ih28iw27oc144kh3sh2ph1", &s, &err));
+    conv_cfg dw;
+    dw.s = s;
+    dw.src = dw.wei = anvil_dt_bf16;
+    dw.dst = anvil_dt_bf16;
+    dw.f = fill::fraction;
+    dw.ops = chain(6);
+    v.push_back(dw);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("conv: bitwise identical for 1 and 2 threads, a caller pool, both layouts") {
+    const int initial = anvil_get_num_threads();
+    uint64_t seed = 77;
+    for (const conv_cfg &q : thread_cases()) {
+        INFO(q.str());
+        conv_problem P;
+        build_problem(q, seed++, P);
+        tu::std_thread_pool pool;
+        pool.threads = 3;
+        std::vector<uint8_t> out[4];
+        for (int t = 0; t < 4; ++t) {
+            if (t < 2) REQUIRE(anvil_set_num_threads(t + 1) == anvil_success);
+            else if (t == 2)
+                REQUIRE(anvil_set_threadpool(&tu::std_thread_pool::parallel_for, &pool, 3) == anvil_success);
+            anvil_conv2d_t h = nullptr;
+            REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
+            size_t bytes = 0;
+            REQUIRE(anvil_conv2d_packed_weights_size(h, &bytes) == anvil_success);
+            std::vector<uint32_t> packed(bytes / 4 + 1);
+            // t == 3: the other layout (same pool as t == 2).
+            std::vector<uint8_t> w(P.wei.p, P.wei.p + P.wei.bytes);
+            anvil_conv_weights_layout_t l = anvil_conv_weights_oihw;
+            if (t == 3) {
+                // Rewrite the weights as HWIO.
+                const int64_t esz = cr::elem_bytes(P.d.wei_dt);
+                for (int64_t oc = 0; oc < P.d.OC; ++oc)
+                    for (int64_t ic = 0; ic < cr::icg(P.d); ++ic)
+                        for (int64_t kh = 0; kh < P.d.KH; ++kh)
+                            for (int64_t kw = 0; kw < P.d.KW; ++kw)
+                                std::memcpy(&w[size_t(cr::wei_at(P.d, anvil_conv_weights_hwio, oc, ic, kh, kw) * esz)],
+                                            P.wei.p + cr::wei_at(P.d, anvil_conv_weights_oihw, oc, ic, kh, kw) * esz,
+                                            size_t(esz));
+                l = anvil_conv_weights_hwio;
+            }
+            REQUIRE(anvil_conv2d_pack_weights(h, w.data(), l, packed.data()) == anvil_success);
+            out[t] = exec_bytes(h, P, packed.data());
+            anvil_conv2d_destroy(h);
+        }
+        REQUIRE(anvil_set_threadpool(nullptr, nullptr, 1) == anvil_success);
+        anvil_set_num_threads(initial);
+        CHECK(pool.calls.load() > 0);
+        for (int t = 1; t < 4; ++t) {
+            INFO("run ", t);
+            CHECK(out[0] == out[t]);
+        }
+    }
+}
+
+TEST_CASE("conv: concurrent execute on one handle; packed weights reused by a second handle") {
+    uint64_t seed = 91;
+    for (const conv_cfg &q : thread_cases()) {
+        INFO(q.str());
+        conv_problem P, P2;
+        build_problem(q, seed, P);
+        build_problem(q, seed + 1000, P2);  // a second src (same shape) for the other thread
+        ++seed;
+        anvil_conv2d_t h = nullptr;
+        REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
+        size_t bytes = 0;
+        REQUIRE(anvil_conv2d_packed_weights_size(h, &bytes) == anvil_success);
+        std::vector<uint32_t> packed(bytes / 4 + 1);
+        REQUIRE(anvil_conv2d_pack_weights(h, P.wei.p, anvil_conv_weights_oihw, packed.data()) == anvil_success);
+        const std::vector<uint8_t> want1 = exec_bytes(h, P, packed.data());
+        const std::vector<uint8_t> want2 = exec_bytes(h, P2, packed.data());
+        std::vector<uint8_t> got1, got2;
+        std::atomic<int> errors{0};
+        auto worker = [&](const conv_problem &X, const std::vector<uint8_t> &want, std::vector<uint8_t> *got) {
+            for (int it = 0; it < 3; ++it) {
+                tbuf dst(cr::dst_elems(X.d), X.d.dst_dt);
+                if (anvil_conv2d_execute(h, X.src.p, packed.data(), X.bias.empty() ? nullptr : X.bias.data(),
+                                         dst.p, X.bin_ptrs.empty() ? nullptr : X.bin_ptrs.data()) != anvil_success)
+                    ++errors;
+                *got = std::vector<uint8_t>(dst.p, dst.p + dst.bytes);
+                if (*got != want) ++errors;
+            }
+        };
+        std::thread a(worker, std::cref(P), std::cref(want1), &got1);
+        std::thread b(worker, std::cref(P2), std::cref(want2), &got2);
+        a.join();
+        b.join();
+        CHECK(errors.load() == 0);
+        // A second handle with the same descriptor executes with a copy of
+        // the packed bytes after the first handle is gone.
+        std::vector<uint32_t> copy = packed;
+        anvil_conv2d_destroy(h);
+        anvil_conv2d_t h2 = nullptr;
+        REQUIRE(anvil_conv2d_create(&h2, &P.d) == anvil_success);
+        CHECK(exec_bytes(h2, P, copy.data()) == want1);
+        anvil_conv2d_destroy(h2);
+    }
+}
