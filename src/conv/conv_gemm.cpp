@@ -73,7 +73,10 @@ struct call_ctx {
     int64_t off_t, off_l;    // view coordinates of input (0, 0): 0 in a view
     bool contiguous;         // pixels map 1:1 to source pixels (1x1, stride 1, no padding)
     int64_t units;           // pixel units: output rows, or chunks of tiles
-    int64_t unit_pixels;     // pixels per chunk (contiguous)
+    int64_t unit_pixels;     // pixels per chunk (contiguous, im2col_all, virtual_rows)
+    bool virtual_rows;       // tiles run along the view's rows (stride 1)
+    int64_t virtual_len;     // view pixels from the first output to the last of an image
+    int64_t units_per_image;
     int64_t panels_per_block;
     int64_t blocks_per_group;
     int64_t row_bytes_im2col;
@@ -90,6 +93,11 @@ struct tile {
     const uint8_t *a;
     int64_t a_rs;
     bool im2col;
+    // Virtual-width tile (see call_ctx::virtual_rows): row r is view pixel
+    // v0 + r of the image whose first output pixel is q0; rows past OW in
+    // their view row are computed and dropped.
+    bool virt = false;
+    int64_t v0 = 0;
 };
 
 // Runs every panel of one oc block over one tile.
@@ -174,7 +182,23 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     blk.colsum = p.colsum_offset
                      ? reinterpret_cast<const int32_t *>(wg + p.colsum_offset) + p0 * kConvNR
                      : nullptr;
-    c.epi->apply(blk);
+    if (!t.virt) {
+        c.epi->apply(blk);
+        return;
+    }
+    // Runs of real output pixels (one per view row the tile touches).
+    const int64_t elem = 4;  // fp32 / int32 accumulators
+    for (int64_t r = 0; r < t.m;) {
+        const int64_t v = t.v0 + r, oh = v / p.Wp, ow = v % p.Wp;
+        const int64_t run = std::min(t.m - r, p.Wp - ow);
+        if (ow < g.OW) {
+            blk.acc = acc_buf + r * acc_ld * elem;
+            blk.i0 = t.q0 + oh * g.OW + ow;
+            blk.m = std::min(run, g.OW - ow);
+            c.epi->apply(blk);
+        }
+        r += run;
+    }
 }
 
 // Copies len bytes in 32-byte pieces: may write up to 31 bytes past
@@ -276,6 +300,20 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
             }
             run_tile(c, tile{q0, m, c.src + q0 * pix_bytes + grp_off, pix_bytes, false}, grp, p0, p1,
                      acc_buf);
+        });
+        return;
+    }
+    if (c.virtual_rows) {
+        const int64_t n = unit / c.units_per_image;
+        const int64_t v_begin = (unit % c.units_per_image) * c.unit_pixels;
+        const int64_t len = std::min(c.unit_pixels, c.virtual_len - v_begin);
+        const uint8_t *img = c.src + n * p.Hp * p.Wp * pix_bytes + grp_off;
+        for_tiles(len, mr, [&](int64_t s, int64_t m) {
+            const int64_t v0 = v_begin + s;
+            tile t{n * g.OH * g.OW, m, img + v0 * pix_bytes, pix_bytes, false};
+            t.virt = true;
+            t.v0 = v0;
+            run_tile(c, t, grp, p0, p1, acc_buf);
         });
         return;
     }
@@ -385,9 +423,20 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     c.panels_per_block = std::max<int64_t>(
         1, std::min<int64_t>({p.np, kMaxPanelsPerBlock, (256 * 1024) / panel_bytes}));
     c.blocks_per_group = ceil_div(p.np, c.panels_per_block);
+    // Stride-1 convolutions over a view can tile the view's rows as one
+    // long row (virtual width Wp, the Wp - OW padding columns computed and
+    // dropped): full-height tiles where OW = 7 or 14 would leave 7-row ones.
+    const int64_t row_tiles = ceil_div(g.OW, k.mr) * k.mr;
+    c.virtual_rows = p.copy_view && !p.im2col_all && g.SH == 1 && g.SW == 1 &&
+                     row_tiles > p.Wp;
     if (c.contiguous || p.im2col_all) {
         c.unit_pixels = int64_t(k.mr) * 8;
         c.units = ceil_div(g.pixels(), c.unit_pixels);
+    } else if (c.virtual_rows) {
+        c.unit_pixels = int64_t(k.mr) * 8;
+        c.virtual_len = (g.OH - 1) * p.Wp + g.OW;
+        c.units_per_image = ceil_div(c.virtual_len, c.unit_pixels);
+        c.units = g.N * c.units_per_image;
     } else {
         c.units = g.N * g.OH;
     }
@@ -412,7 +461,8 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     c.off_t = p.copy_view ? 0 : g.PT;
     c.off_l = p.copy_view ? 0 : g.PL;
 
-    const bool direct = p.path == conv_path::gemm_f32 && chain.out == lowp::out_type::f32 &&
+    const bool direct = p.path == conv_path::gemm_f32 && !c.virtual_rows &&
+                        chain.out == lowp::out_type::f32 &&
                         chain.scales.empty() && !ops.bias && chain.ops.empty() &&
                         chain.c_zero_point == 0.0f;
     lowp::chain_epilogue epi(chain, ops.dst, g.OC, ops.binary, ops.bias);

@@ -37,7 +37,12 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     // im2col rows and runs as one call over all of K.
     const int64_t k_per_call = p->fold_kw ? g.KW * p->ICgp : p->ICgp;
     p->im2col_all = k_per_call < kMinInPlaceK;
-    p->copy_view = p->im2col_all || (!f32 && (p->src == src_elem::s8 || g.ICg % p->gk != 0));
+    // Spatial padding is materialised too: one pass over the source costs
+    // less than gathering the edge pixels (a quarter of a 14 x 14 map) one
+    // by one, and every tile then reads its taps in place.
+    const bool padded = g.PT || g.PL || g.PB || g.PR;
+    p->copy_view = p->im2col_all || padded ||
+                   (!f32 && (p->src == src_elem::s8 || g.ICg % p->gk != 0));
     p->Cv = p->copy_view ? g.G * p->ICgp : g.IC;
     p->Hp = p->copy_view ? g.IH + g.PT + g.PB : g.IH;
     p->Wp = p->copy_view ? g.IW + g.PL + g.PR : g.IW;
