@@ -527,6 +527,101 @@ void Store(const float *x, int64_t n, float zero_point, out_type type, void *dst
     }
 }
 
+// ------------------------------------------------------- whole block
+// The accumulators of row r, columns [c, c + count), as floats (int32
+// accumulators compensated modulo 2^32 first, then converted exactly as
+// float(int32) does: round to nearest even).
+HWY_INLINE V LoadAcc(const lowp::pp_block &b, int64_t r, size_t c, size_t count, uint32_t row_comp) {
+    const D d;
+    const DI di;
+    if (!b.acc_int) return LoadF32(static_cast<const float *>(b.acc) + r * b.acc_ld + c, count);
+    const int32_t *a = static_cast<const int32_t *>(b.acc) + r * b.acc_ld + c;
+    VI v;
+    if (count == hn::Lanes(d)) {
+        v = hn::LoadU(di, a);
+    } else {
+        HWY_ALIGN int32_t buf[kMaxLanes] = {};
+        std::memcpy(buf, a, count * sizeof(int32_t));
+        v = hn::Load(di, buf);
+    }
+    const DU du;
+    VU u = hn::Add(hn::BitCast(du, v), hn::Set(du, row_comp));
+    if (b.colsum) {
+        VU cs;
+        if (count == hn::Lanes(d)) {
+            cs = hn::BitCast(du, hn::LoadU(di, b.colsum + c));
+        } else {
+            HWY_ALIGN int32_t buf[kMaxLanes] = {};
+            std::memcpy(buf, b.colsum + c, count * sizeof(int32_t));
+            cs = hn::BitCast(du, hn::Load(di, buf));
+        }
+        u = hn::Sub(u, hn::Mul(cs, hn::Set(du, b.col_factor)));
+    }
+    return hn::ConvertTo(d, hn::BitCast(di, u));
+}
+
+void Block(const lowp::pp_block &b) {
+    const D d;
+    const size_t L = hn::Lanes(d);
+    const size_t n = static_cast<size_t>(b.n);
+    const int elem = b.out == out_type::f32 || b.out == out_type::s32 ? 4
+                     : b.out == out_type::bf16                      ? 2
+                                                                     : 1;
+    if (b.nops == 0) {
+        // One pass: every step on the vector in registers.
+        const bool add_zp = b.zero_point != 0.0f;
+        const V zp = hn::Set(d, b.zero_point);
+        const V s0 = hn::Set(d, b.scales ? b.scales[0] : 1.0f);
+        for (int64_t r = 0; r < b.m; ++r) {
+            const uint32_t row_comp = b.k_term - (b.rowsum ? b.row_factor * uint32_t(b.rowsum[r]) : 0u);
+            uint8_t *dst = b.dst + r * b.ldc_bytes;
+            for (size_t c = 0; c < n; c += L) {
+                const size_t count = std::min(L, n - c);
+                V v = LoadAcc(b, r, c, count, row_comp);
+                if (b.scales) v = hn::Mul(v, b.scales_per_n ? LoadF32(b.scales + c, count) : s0);
+                if (b.bias) v = hn::Add(v, LoadF32(b.bias + c, count));
+                HWY_ALIGN float x[kMaxLanes];
+                hn::Store(v, d, x);
+                // StoreAs adds the zero point and converts (one vector).
+                switch (b.out) {
+                    case out_type::f32: StoreAs<out_type::f32>(x, count, b.zero_point, dst + c * elem); break;
+                    case out_type::bf16: StoreAs<out_type::bf16>(x, count, b.zero_point, dst + c * elem); break;
+                    case out_type::s32: StoreAs<out_type::s32>(x, count, b.zero_point, dst + c * elem); break;
+                    case out_type::u8: StoreAs<out_type::u8>(x, count, b.zero_point, dst + c * elem); break;
+                    case out_type::s8: StoreAs<out_type::s8>(x, count, b.zero_point, dst + c * elem); break;
+                }
+                (void)add_zp;
+                (void)zp;
+            }
+        }
+        return;
+    }
+    // With post-ops: a row segment at a time through a buffer in L1.
+    constexpr size_t kSeg = 256;
+    HWY_ALIGN float x[kSeg];
+    for (int64_t r = 0; r < b.m; ++r) {
+        const uint32_t row_comp = b.k_term - (b.rowsum ? b.row_factor * uint32_t(b.rowsum[r]) : 0u);
+        for (size_t c0 = 0; c0 < n; c0 += kSeg) {
+            const size_t len = std::min(kSeg, n - c0);
+            for (size_t c = 0; c < len; c += L) {
+                const size_t count = std::min(L, len - c);
+                const V v = LoadAcc(b, r, c0 + c, count, row_comp);
+                if (count == L) {
+                    hn::Store(v, d, x + c);
+                } else {
+                    HWY_ALIGN float buf[kMaxLanes];
+                    hn::Store(v, d, buf);
+                    std::memcpy(x + c, buf, count * sizeof(float));
+                }
+            }
+            ScaleBias(x, int64_t(len), b.scales ? b.scales + (b.scales_per_n ? c0 : 0) : nullptr,
+                      b.scales_per_n, b.bias ? b.bias + c0 : nullptr);
+            Apply(x, int64_t(len), b.i0 + r, b.j0 + int64_t(c0), b.ops, b.nops, b.srcs);
+            Store(x, int64_t(len), b.zero_point, b.out, b.dst + r * b.ldc_bytes + c0 * elem);
+        }
+    }
+}
+
 // Reports the target these functions were compiled for (guards the
 // dispatch-table index arithmetic below).
 void PpDescribeTarget(int64_t *target) { *target = HWY_TARGET; }
@@ -544,6 +639,7 @@ HWY_EXPORT(PpDescribeTarget);
 HWY_EXPORT(ScaleBias);
 HWY_EXPORT(Apply);
 HWY_EXPORT(Store);
+HWY_EXPORT(Block);
 
 namespace {
 
@@ -562,7 +658,8 @@ bool describe(int64_t t, hwy_postops_target *out) {
     k.scale_bias = HWY_DISPATCH_TABLE(ScaleBias)[idx];
     k.apply = HWY_DISPATCH_TABLE(Apply)[idx];
     k.store = HWY_DISPATCH_TABLE(Store)[idx];
-    if (!k.scale_bias || !k.apply || !k.store) return false;
+    k.block = HWY_DISPATCH_TABLE(Block)[idx];
+    if (!k.scale_bias || !k.apply || !k.store || !k.block) return false;
     *out = k;
     return true;
 }
@@ -600,6 +697,7 @@ const hwy_postops_target *target_for(anvil_isa_t tier) {
         k.scale_bias = &HWY_STATIC_DISPATCH(ScaleBias);
         k.apply = &HWY_STATIC_DISPATCH(Apply);
         k.store = &HWY_STATIC_DISPATCH(Store);
+        k.block = &HWY_STATIC_DISPATCH(Block);
     }
     const hwy_postops_target *p = new hwy_postops_target(k);
     slot.store(p, std::memory_order_release);
@@ -642,6 +740,11 @@ void pp_apply(float *x, int64_t n, int64_t i, int64_t j0, const post_op *ops, in
 void pp_store(const float *x, int64_t n, float zero_point, out_type type, void *dst) {
     if (n <= 0) return;
     fallback::pp::current()->store(x, n, zero_point, type, dst);
+}
+
+void pp_block_apply(const pp_block &b) {
+    if (b.m <= 0 || b.n <= 0) return;
+    fallback::pp::current()->block(b);
 }
 
 }  // namespace anvil::lowp

@@ -25,6 +25,7 @@ struct hwy_postops_target {
                   int nops, const void *const *srcs) = nullptr;
     void (*store)(const float *x, int64_t n, float zero_point, lowp::out_type type,
                   void *dst) = nullptr;
+    void (*block)(const lowp::pp_block &b) = nullptr;  // lowp::pp_block_apply
 };
 
 // Every compiled target that hwy::SupportedTargets() reports for this CPU,

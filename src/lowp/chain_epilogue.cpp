@@ -29,61 +29,60 @@ chain_epilogue::chain_epilogue(const chain_spec &spec, void *C, int64_t ldc,
 }
 
 void chain_epilogue::apply(const lp_block &blk) const {
-    // Row segments of at most kSeg columns: the fp32 work row stays in L1
-    // (and on the stack) whatever the block width.
-    constexpr int64_t kSeg = 256;
-    float x[kSeg];
     const uint32_t k_ao_bo = uint32_t(uint64_t(s_.K)) * uint32_t(s_.ao) * uint32_t(s_.bo);
     const uint32_t col_factor = uint32_t(s_.ao + s_.a_shift);
-    const float *scales = s_.scales.empty() ? nullptr : s_.scales.data();
-    const float *bias = bias_;
-    for (int64_t r = 0; r < blk.m; ++r) {
-        const int64_t i = blk.i0 + r;
-        const uint32_t row_comp =
-            k_ao_bo - (needs_rowsum ? uint32_t(s_.bo) * uint32_t(blk.rowsum[r]) : 0u);
-        for (int64_t c0 = 0; c0 < blk.n; c0 += kSeg) {
-            const int64_t n = std::min(kSeg, blk.n - c0);
-            const int64_t j0 = blk.j0 + c0;
-            if (exact_s32_) {
-                // s32 output of a bare product: stored exactly (through
-                // fp32 it would lose bits above 2^24).
-                const int32_t *acc = static_cast<const int32_t *>(blk.acc) + r * blk.acc_ld + c0;
-                int32_t *dst = reinterpret_cast<int32_t *>(c_ + i * ldc_bytes_) + j0;
-                const int64_t zp = int64_t(s_.c_zero_point);
-                const int32_t *cs = blk.colsum + c0;
-                // Loops without branches so the compiler vectorises them.
-                if (needs_colsum)
-                    for (int64_t c = 0; c < n; ++c)
-                        dst[c] = int32_t(uint32_t(acc[c]) + row_comp - col_factor * uint32_t(cs[c]));
-                else
-                    for (int64_t c = 0; c < n; ++c) dst[c] = int32_t(uint32_t(acc[c]) + row_comp);
-                if (zp != 0)
-                    for (int64_t c = 0; c < n; ++c) {
-                        const int64_t v = int64_t(dst[c]) + zp;
-                        dst[c] = int32_t(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, v)));
-                    }
-                continue;
-            }
-            if (s_.kind == lp_kind::bf16) {
-                const float *acc = static_cast<const float *>(blk.acc) + r * blk.acc_ld + c0;
-                std::copy(acc, acc + n, x);
-            } else {
-                // The true dot product modulo 2^32 (see s32_blas_epilogue).
-                const int32_t *acc = static_cast<const int32_t *>(blk.acc) + r * blk.acc_ld + c0;
-                if (needs_colsum) {
-                    const int32_t *cs = blk.colsum + c0;
-                    for (int64_t c = 0; c < n; ++c)
-                        x[c] = float(int32_t(uint32_t(acc[c]) + row_comp - col_factor * uint32_t(cs[c])));
-                } else {
-                    for (int64_t c = 0; c < n; ++c) x[c] = float(int32_t(uint32_t(acc[c]) + row_comp));
+    if (exact_s32_) {
+        // s32 output of a bare product: stored exactly (through fp32 it
+        // would lose bits above 2^24).
+        const int64_t zp = int64_t(s_.c_zero_point);
+        for (int64_t r = 0; r < blk.m; ++r) {
+            const uint32_t row_comp =
+                k_ao_bo - (needs_rowsum ? uint32_t(s_.bo) * uint32_t(blk.rowsum[r]) : 0u);
+            const int32_t *acc = static_cast<const int32_t *>(blk.acc) + r * blk.acc_ld;
+            int32_t *dst = reinterpret_cast<int32_t *>(c_ + (blk.i0 + r) * ldc_bytes_) + blk.j0;
+            const int32_t *cs = blk.colsum;
+            const int64_t n = blk.n;
+            // Loops without branches so the compiler vectorises them.
+            if (needs_colsum)
+                for (int64_t c = 0; c < n; ++c)
+                    dst[c] = int32_t(uint32_t(acc[c]) + row_comp - col_factor * uint32_t(cs[c]));
+            else
+                for (int64_t c = 0; c < n; ++c) dst[c] = int32_t(uint32_t(acc[c]) + row_comp);
+            if (zp != 0)
+                for (int64_t c = 0; c < n; ++c) {
+                    const int64_t v = int64_t(dst[c]) + zp;
+                    dst[c] = int32_t(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, v)));
                 }
-            }
-            pp_scale_bias(x, n, scales ? scales + (s_.scales_per_n ? j0 : 0) : nullptr,
-                          s_.scales_per_n, bias ? bias + j0 : nullptr);
-            if (!s_.ops.empty()) pp_apply(x, n, i, j0, s_.ops.data(), int(s_.ops.size()), srcs_);
-            pp_store(x, n, s_.c_zero_point, s_.out, c_ + i * ldc_bytes_ + j0 * elem_bytes_);
         }
+        return;
     }
+    // Everything else: the whole block in one call of the chain.
+    pp_block b;
+    b.acc = blk.acc;
+    b.acc_ld = blk.acc_ld;
+    b.acc_int = s_.kind == lp_kind::u8s8;
+    b.m = blk.m;
+    b.n = blk.n;
+    b.i0 = blk.i0;
+    b.j0 = blk.j0;
+    if (b.acc_int) {
+        b.colsum = needs_colsum ? blk.colsum : nullptr;
+        b.col_factor = col_factor;
+        b.rowsum = needs_rowsum ? blk.rowsum : nullptr;
+        b.row_factor = uint32_t(s_.bo);
+        b.k_term = k_ao_bo;
+    }
+    b.scales = s_.scales.empty() ? nullptr : s_.scales.data() + (s_.scales_per_n ? blk.j0 : 0);
+    b.scales_per_n = s_.scales_per_n;
+    b.bias = bias_ ? bias_ + blk.j0 : nullptr;
+    b.ops = s_.ops.data();
+    b.nops = int(s_.ops.size());
+    b.srcs = srcs_;
+    b.zero_point = s_.c_zero_point;
+    b.out = s_.out;
+    b.dst = c_ + blk.i0 * ldc_bytes_ + blk.j0 * elem_bytes_;
+    b.ldc_bytes = ldc_bytes_;
+    pp_block_apply(b);
 }
 
 }  // namespace anvil::lowp

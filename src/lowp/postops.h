@@ -58,4 +58,36 @@ void pp_apply(float *x, int64_t n, int64_t i, int64_t j0, const post_op *ops, in
 // (a pointer to the segment's first element).
 void pp_store(const float *x, int64_t n, float zero_point, out_type type, void *dst);
 
+// A whole accumulator block through the chain in one call (the epilogue of
+// the matmul and conv paths): the same arithmetic, element by element, as
+//   x = acc                                        (fp32 accumulators)
+//   x = float(int32(acc + k_term - row_factor * rowsum[r]
+//                       - col_factor * colsum[c]))  (int32, modulo 2^32;
+//                                                   rowsum / colsum may be null)
+//   pp_scale_bias, pp_apply (row i0 + r, columns j0 ..), pp_store
+// so results do not depend on which entry point ran.  scales (when per_n)
+// and bias point at column j0's entry; dst at element (i0, j0).
+struct pp_block {
+    const void *acc = nullptr;
+    int64_t acc_ld = 0;
+    bool acc_int = false;
+    int64_t m = 0, n = 0, i0 = 0, j0 = 0;
+    const int32_t *colsum = nullptr;
+    uint32_t col_factor = 0;
+    const int32_t *rowsum = nullptr;
+    uint32_t row_factor = 0;
+    uint32_t k_term = 0;
+    const float *scales = nullptr;
+    bool scales_per_n = false;
+    const float *bias = nullptr;
+    const post_op *ops = nullptr;
+    int nops = 0;
+    const void *const *srcs = nullptr;
+    float zero_point = 0;
+    out_type out = out_type::f32;
+    uint8_t *dst = nullptr;
+    int64_t ldc_bytes = 0;
+};
+void pp_block_apply(const pp_block &b);
+
 }  // namespace anvil::lowp
