@@ -8,14 +8,35 @@ using namespace Xbyak;
 using lowp::lp_kind;
 
 std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
-    return std::string("lp_avx512_") + (d.kind == lp_kind::bf16 ? "bf16" : "u8s8") + "_m" +
-           std::to_string(d.m) + "_nv" + std::to_string(d.nv) + "_acc" +
-           std::to_string(d.accumulate);
+    static const char *const outs[] = {"", "f32", "bf16", "u8", "s8"};
+    std::string name = std::string("lp_avx512_") + (d.kind == lp_kind::bf16 ? "bf16" : "u8s8") +
+                       "_m" + std::to_string(d.m) + "_nv" + std::to_string(d.nv) + "_acc" +
+                       std::to_string(d.accumulate);
+    if (d.epi_out != lowp::EPI_NONE && d.epi_out <= lowp::EPI_S8)
+        name += std::string("_epi_") + outs[d.epi_out] + (d.epi_flags & lowp::EPI_COMP ? "_comp" : "") +
+                (d.epi_flags & lowp::EPI_SCALE_1 ? "_scale1" : "") +
+                (d.epi_flags & lowp::EPI_SCALE_N ? "_scalen" : "") +
+                (d.epi_flags & lowp::EPI_BIAS ? "_bias" : "") + (d.epi_flags & lowp::EPI_ZP ? "_zp" : "");
+    return name;
 }
 
 jit_lp_avx512::jit_lp_avx512(const lowp::lp_ukernel_desc &d) : jit_lp_generator(d) {
     n_bcast_ = std::min(4, 32 - d_.m * d_.nv - d_.nv);
     generate(lowp::kMR);  // 12 x 2 accumulators fit the 32 zmm: one chunk
+    if (d_.epi_out != lowp::EPI_NONE) {
+        // Broadcast constants (read with {1to16}), after the return.
+        align(64);
+        L(consts_);
+        dd(1);            // +0: bf16 rounding lsb mask
+        dd(0x7fff);       // +4: bf16 rounding bias
+        dd(0x40);         // +8: bf16 quiet bit
+        dd(0x7fffffff);   // +12: |x| mask
+        dd(0x7f800000);   // +16: +inf bits
+        dd(0x00000000);   // +20: 0.0f (u8 low bound)
+        dd(0x437f0000);   // +24: 255.0f
+        dd(0xc3000000);   // +28: -128.0f
+        dd(0x42fe0000);   // +32: 127.0f
+    }
 }
 
 // Integer moves for int32 data, fp moves for fp32 and bf16 pairs: the same
@@ -69,9 +90,109 @@ void jit_lp_avx512::k_group(int u) {
 }
 
 void jit_lp_avx512::store_acc() {
+    if (d_.epi_out != lowp::EPI_NONE) {
+        store_fused();
+        return;
+    }
     for (int i = 0; i < rows_; ++i) {
         for (int j = 0; j < d_.nv; ++j) store_vec(ptr[reg_c + j * kVecBytes], acc(i, j));
         if (i + 1 < rows_) add(reg_c, reg_ldc);
+    }
+}
+
+// ------------------------------------------------------ fused epilogue
+// Register map after the K loop: the accumulators stay where they are
+// (zmm0 .. m*nv-1 <= 23); zmm31 = common scale, zmm30 = zero point,
+// zmm29 = col_factor, zmm26..28 temporaries; k1 / k2 the store masks of
+// vectors 0 / 1, k3 a temporary.  GPRs: r10 = dst_rows, rax = the row's
+// dst, r11 = colsum, rsi = scales, rdx = bias (all free after the K loop).
+namespace {
+const Zmm z_scale(31), z_zp(30), z_factor(29), z_t1(28), z_t2(27), z_t3(26);
+const Opmask k_tmp(3);
+}  // namespace
+
+void jit_lp_avx512::store_fused() {
+    using lowp::lp_ukernel_args;
+    const uint8_t f = d_.epi_flags;
+    mov(r10, ptr[reg_args + offsetof(lp_ukernel_args, dst_rows)]);
+    if (f & lowp::EPI_COMP) {
+        mov(r11, ptr[reg_args + offsetof(lp_ukernel_args, colsum)]);
+        vpbroadcastd(z_factor, dword[reg_args + offsetof(lp_ukernel_args, col_factor)]);
+    }
+    if (f & (lowp::EPI_SCALE_1 | lowp::EPI_SCALE_N))
+        mov(rsi, ptr[reg_args + offsetof(lp_ukernel_args, scales)]);
+    if (f & lowp::EPI_SCALE_1) vbroadcastss(z_scale, dword[rsi]);
+    if (f & lowp::EPI_BIAS) mov(rdx, ptr[reg_args + offsetof(lp_ukernel_args, bias)]);
+    if (f & lowp::EPI_ZP) vbroadcastss(z_zp, dword[reg_args + offsetof(lp_ukernel_args, zero_point)]);
+    kmovw(k1, word[reg_args + offsetof(lp_ukernel_args, store_mask)]);
+    if (d_.nv > 1) kmovw(k2, word[reg_args + offsetof(lp_ukernel_args, store_mask) + 2]);
+    for (int i = 0; i < rows_; ++i) {
+        mov(rax, ptr[r10 + (row0_ + i) * 8]);
+        for (int j = 0; j < d_.nv; ++j) {
+            finish_vec(acc(i, j), j);
+            store_converted(acc(i, j), j);
+        }
+    }
+}
+
+void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
+    const uint8_t f = d_.epi_flags;
+    const Opmask km = j == 0 ? k1 : k2;
+    if (is_int()) {
+        if (f & lowp::EPI_COMP) {
+            // Masked loads: the arrays may end at the tile's last column.
+            vmovdqu32(z_t1 | km | T_z, ptr[r11 + j * kVecBytes]);
+            vpmulld(z_t1, z_t1, z_factor);
+            vpsubd(v, v, z_t1);
+        }
+        vcvtdq2ps(v, v);  // exact int32 -> float, rounded to nearest even
+    }
+    if (f & lowp::EPI_SCALE_N) {
+        vmovups(z_t1 | km | T_z, ptr[rsi + j * kVecBytes]);
+        vmulps(v, v, z_t1);
+    }
+    if (f & lowp::EPI_SCALE_1) vmulps(v, v, z_scale);
+    if (f & lowp::EPI_BIAS) {
+        vmovups(z_t1 | km | T_z, ptr[rdx + j * kVecBytes]);
+        vaddps(v, v, z_t1);
+    }
+    if (f & lowp::EPI_ZP) vaddps(v, v, z_zp);
+}
+
+void jit_lp_avx512::store_converted(const Zmm &v, int j) {
+    const Opmask km = j == 0 ? k1 : k2;
+    switch (d_.epi_out) {
+        case lowp::EPI_F32:
+            vmovups(ptr[rax + j * kVecBytes] | km, v);
+            break;
+        case lowp::EPI_BF16:
+            // lowp::f32_to_bf16: + 0x7fff + lsb, >> 16; NaN -> high half | quiet bit.
+            vpsrld(z_t1, v, 16);
+            vpandd(z_t2, z_t1, ptr_b[rip + consts_]);
+            vpaddd(z_t2, z_t2, v);
+            vpaddd(z_t2, z_t2, ptr_b[rip + consts_ + 4]);
+            vpsrld(z_t2, z_t2, 16);
+            vpord(z_t1, z_t1, ptr_b[rip + consts_ + 8]);
+            vpandd(z_t3, v, ptr_b[rip + consts_ + 12]);
+            vpcmpgtd(k_tmp, z_t3, ptr_b[rip + consts_ + 16]);
+            vmovdqa32(z_t2 | k_tmp, z_t1);
+            vpmovdw(ptr[rax + j * 32] | km, z_t2);
+            break;
+        case lowp::EPI_U8:
+        case lowp::EPI_S8: {
+            const bool u8 = d_.epi_out == lowp::EPI_U8;
+            vcmpps(k_tmp, v, v, 7);  // ordered: NaN lanes -> 0
+            vmovaps(v | k_tmp | T_z, v);
+            vmaxps(v, v, ptr_b[rip + consts_ + (u8 ? 20 : 28)]);
+            vminps(v, v, ptr_b[rip + consts_ + (u8 ? 24 : 32)]);
+            vcvtps2dq(v, v | T_rn_sae);  // nearest even, whatever MXCSR says
+            if (u8)
+                vpmovusdb(ptr[rax + j * 16] | km, v);
+            else
+                vpmovsdb(ptr[rax + j * 16] | km, v);
+            break;
+        }
+        default: break;
     }
 }
 

@@ -31,6 +31,11 @@ private:
     void init_acc() override;
     void k_group(int u) override;
     void store_acc() override;
+    // The fused epilogue (desc.epi_out != 0): finish and store each row.
+    void store_fused();
+    void finish_vec(const Xbyak::Zmm &v, int j);  // compensation, scale, bias, zero point
+    void store_converted(const Xbyak::Zmm &v, int j);
+    Xbyak::Label consts_;  // broadcast constants of the conversions, after the code
 
     int n_bcast_ = 0;
 };

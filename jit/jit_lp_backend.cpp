@@ -16,12 +16,15 @@ bool detected(uint32_t features) { return (cpu::info().detected & features) == f
 
 bool valid_shape(const lp_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kMR && d.nv >= 1 && d.nv <= 2 && d.accumulate <= 1 &&
-           (d.kind == lp_kind::bf16 || d.kind == lp_kind::u8s8);
+           (d.kind == lp_kind::bf16 || d.kind == lp_kind::u8s8) && d.epi_out <= EPI_S8 &&
+           d.epi_flags < 32 && !((d.epi_flags & EPI_SCALE_1) && (d.epi_flags & EPI_SCALE_N)) &&
+           !(d.kind == lp_kind::bf16 && (d.epi_flags & EPI_COMP));
 }
 
 // The descriptor as cached: the kernel's tier and no stray reserved bytes.
 lp_ukernel_desc normalized(const lp_ukernel_desc &desc, anvil_isa_t tier) {
-    return make_lp_desc(uint8_t(tier), desc.kind, desc.m, desc.nv, desc.accumulate != 0);
+    return make_lp_epi_desc(uint8_t(tier), desc.kind, desc.m, desc.nv, desc.accumulate != 0,
+                            desc.epi_out, desc.epi_flags);
 }
 
 // This thread's front cache (each backend has its own), then the shared
@@ -59,6 +62,7 @@ public:
                                                          : anvil_isa_avx512_core_vnni;
         return lookup<jit::jit_lp_avx512>(t_front_avx512, normalized(desc, t), "lp_avx512:", out);
     }
+    bool supports_fused_epilogue() const override { return true; }
 };
 
 class jit_avx2_vnni_lp_backend_t final : public lp_backend {
@@ -70,7 +74,7 @@ public:
     }
     anvil_status_t get(const lp_ukernel_desc &desc, lp_ukernel_ref *out) const override {
         if (!valid_shape(desc)) return anvil_invalid_argument;
-        if (!supports(desc.kind)) return anvil_unsupported;
+        if (!supports(desc.kind) || desc.epi_out != EPI_NONE) return anvil_unsupported;
         return lookup<jit::jit_lp_avx2_vnni>(t_front_avx2_vnni, normalized(desc, anvil_isa_avx2),
                                              "lp_avx2vnni:", out);
     }

@@ -173,7 +173,7 @@ anvil_status_t anvil_conv2d_create(anvil_conv2d_t *conv, const anvil_conv2d_desc
         if (dw)
             st = conv::prepare_conv_dw_kernels(c->plan, d.src_zero_point, &c->dw_kernels);
         else
-            st = conv::prepare_conv_gemm_kernels(c->plan, &c->gemm_kernels);
+            st = conv::prepare_conv_gemm_kernels(c->plan, c->chain, &c->gemm_kernels);
         if (st != anvil_success) return st;
         c->packed_bytes = int64_t(sizeof(packed_header)) + c->plan.weights_bytes;
         c->name = describe(*c);

@@ -84,6 +84,19 @@ struct call_ctx {
     const lowp::lp_epilogue *epi;  // nullptr: f32 kernels write dst directly
     float *direct_dst;
     const uint8_t *weights;
+    // Fused epilogue (lp kernels that finish the chain themselves):
+    // [accumulate][m][nv] of the right bias variant, or null.
+    const lowp::lp_ukernel_fn (*fused)[kConvMaxMR + 1][3];
+    uint8_t *dst;
+    int out_bytes;
+    int32_t col_factor;
+    const float *scales;
+    bool scales_per_n;
+    const float *bias;
+    float zero_point;
+    const int32_t *colsum_of(int64_t grp) const {
+        return reinterpret_cast<const int32_t *>(weights + grp * p->group_bytes + p->colsum_offset);
+    }
 };
 
 // One tile: m output pixels starting at global pixel q0, whose source rows
@@ -123,6 +136,21 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     const int64_t acc_ld = (p1 - p0) * kConvNR;
     const int64_t j_first = grp * g.OCg + p0 * kConvNR;
     int64_t width = 0;
+    // Fused stores: each tile row's dst (column 0), or null for the
+    // dropped rows of a virtual-width tile (they go to a junk row of the
+    // worker's slot, past the rows acc_buf uses).
+    uint8_t *row_dst[kConvMaxMR] = {};
+    uint8_t *junk = acc_buf + int64_t(kConvMaxMR - 1) * kConvNR * kMaxPanelsPerBlock * 4;
+    if (c.fused) {
+        for (int64_t r = 0; r < t.m; ++r) {
+            int64_t q = t.q0 + r;
+            if (t.virt) {
+                const int64_t v = t.v0 + r, oh = v / p.Wp, ow = v % p.Wp;
+                q = ow < g.OW ? t.q0 + oh * g.OW + ow : -1;
+            }
+            row_dst[r] = q < 0 ? nullptr : c.dst + q * g.OC * c.out_bytes;
+        }
+    }
     for (int64_t pn = p0; pn < p1; ++pn) {
         const int64_t w = panel_width(p, pn);
         const int64_t col = (pn - p0) * kConvNR;
@@ -139,11 +167,29 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             a.kg = kcall / p.gk;
             a.m = t.m;
             a.n = w;
+            const bool fuse = c.fused != nullptr;
+            uint8_t *rows[kConvMaxMR];
+            if (fuse) {
+                // The last call finishes the chain and stores into dst.
+                for (int64_t r = 0; r < t.m; ++r)
+                    rows[r] = row_dst[r] ? row_dst[r] + (j_first + col) * c.out_bytes : junk;
+                a.dst_rows = rows;
+                a.colsum = c.colsum_of(grp) + pn * kConvNR;
+                a.col_factor = c.col_factor;
+                a.scales = c.scales ? c.scales + (c.scales_per_n ? j_first + col : 0) : nullptr;
+                a.bias = c.bias ? c.bias + j_first + col : nullptr;
+                a.zero_point = c.zero_point;
+                a.store_mask[0] = uint16_t(w >= 16 ? 0xffff : (1u << w) - 1);
+                a.store_mask[1] = uint16_t(w >= 32 ? 0xffff : w > 16 ? (1u << (w - 16)) - 1 : 0);
+            }
             for (int64_t s = 0; s < ncalls; ++s) {
                 a.a = t.a + a_off(s);
                 a.b = panel + (s * kcall / p.gk) * kConvNR * 4;
                 a.accumulate = s > 0;
-                c.k->lp[s > 0][t.m][nv](&a);
+                if (fuse && s == ncalls - 1)
+                    c.fused[s > 0][t.m][nv](&a);
+                else
+                    c.k->lp[s > 0][t.m][nv](&a);
             }
             continue;
         }
@@ -171,7 +217,7 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             }
         }
     }
-    if (c.direct_dst) return;
+    if (c.direct_dst || c.fused) return;
     lowp::lp_block blk{};
     blk.acc = acc_buf;
     blk.acc_ld = acc_ld;
@@ -358,7 +404,32 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
 
 }  // namespace
 
-anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, conv_gemm_kernels *k) {
+namespace {
+
+// The fused-epilogue descriptor bits of a chain, or false when the chain
+// needs the generic epilogue (post-ops, s32 output, row sums).
+bool fused_epilogue_of(const conv_plan &p, const lowp::chain_spec &ch, uint8_t *out,
+                       uint8_t *flags) {
+    if (!ch.ops.empty() || ch.bo != 0) return false;
+    switch (ch.out) {
+        case lowp::out_type::f32: *out = lowp::EPI_F32; break;
+        case lowp::out_type::bf16: *out = lowp::EPI_BF16; break;
+        case lowp::out_type::u8: *out = lowp::EPI_U8; break;
+        case lowp::out_type::s8: *out = lowp::EPI_S8; break;
+        default: return false;
+    }
+    uint8_t f = 0;
+    if (p.lp == lowp::lp_kind::u8s8 && ch.ao + ch.a_shift != 0) f |= lowp::EPI_COMP;
+    if (!ch.scales.empty()) f |= ch.scales_per_n ? lowp::EPI_SCALE_N : lowp::EPI_SCALE_1;
+    if (ch.c_zero_point != 0.0f) f |= lowp::EPI_ZP;
+    *flags = f;
+    return true;
+}
+
+}  // namespace
+
+anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_spec &chain,
+                                         conv_gemm_kernels *k) {
     if (p.path == conv_path::gemm_lp) {
         const lowp::lp_backend &be = lowp::select_lp_backend(p.lp);
         k->backend_name = be.name();
@@ -376,6 +447,24 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, conv_gemm_kernels *
                     k->lp[acc][m][nv] = ref.fn;
                     k->keep_alive.push_back(ref.keep_alive);
                 }
+        uint8_t epi_out = 0, epi_flags = 0;
+        if (!be.supports_fused_epilogue() || !fused_epilogue_of(p, chain, &epi_out, &epi_flags))
+            return anvil_success;
+        for (int bias = 0; bias < 2; ++bias)
+            for (int acc = 0; acc < 2; ++acc)
+                for (int m = 1; m <= k->mr; ++m)
+                    for (int nv = 1; nv <= 2; ++nv) {
+                        if (!nv_needed[nv]) continue;
+                        lowp::lp_ukernel_ref ref;
+                        const uint8_t f = uint8_t(epi_flags | (bias ? lowp::EPI_BIAS : 0));
+                        const anvil_status_t st = be.get(
+                            lowp::make_lp_epi_desc(uint8_t(be.tier()), p.lp, m, nv, acc, epi_out, f),
+                            &ref);
+                        if (st != anvil_success) return st;
+                        k->lp_fused[bias][acc][m][nv] = ref.fn;
+                        k->keep_alive.push_back(ref.keep_alive);
+                    }
+        k->fused = true;
         return anvil_success;
     }
     const gemm::backend &be = gemm::select_backend();
@@ -468,6 +557,16 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     lowp::chain_epilogue epi(chain, ops.dst, g.OC, ops.binary, ops.bias);
     c.epi = direct ? nullptr : &epi;
     c.direct_dst = direct ? static_cast<float *>(ops.dst) : nullptr;
+    if (k.fused && !direct) {
+        c.fused = k.lp_fused[ops.bias ? 1 : 0];
+        c.dst = static_cast<uint8_t *>(ops.dst);
+        c.out_bytes = lowp::out_type_bytes(chain.out);
+        c.col_factor = chain.ao + chain.a_shift;
+        c.scales = chain.scales.empty() ? nullptr : chain.scales.data();
+        c.scales_per_n = chain.scales_per_n;
+        c.bias = ops.bias;
+        c.zero_point = chain.c_zero_point;
+    }
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;
         const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;

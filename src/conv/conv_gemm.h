@@ -25,11 +25,16 @@ struct conv_gemm_kernels {
     // f32: [beta one?][m][n]; lp: [accumulate][m][nv]
     gemm::ukernel_fn f32[2][kConvMaxMR + 1][kConvNR + 1] = {};
     lowp::lp_ukernel_fn lp[2][kConvMaxMR + 1][3] = {};
+    // lp kernels with the chain fused into their store (JIT AVX-512, chains
+    // without post-ops): [bias given][accumulate][m][nv]; null when not used.
+    bool fused = false;
+    lowp::lp_ukernel_fn lp_fused[2][2][kConvMaxMR + 1][3] = {};
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::string backend_name;
 };
 
-anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, conv_gemm_kernels *k);
+anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_spec &chain,
+                                         conv_gemm_kernels *k);
 
 // One execute call's operands.
 struct conv_operands {

@@ -23,6 +23,9 @@ public:
     virtual bool supports(lp_kind kind) const = 0;
     // Kernel for desc (1 <= m <= kMR, nv in {1, 2}, a supported kind).
     virtual anvil_status_t get(const lp_ukernel_desc &desc, lp_ukernel_ref *out) const = 0;
+    // Whether get() accepts descriptors with a fused epilogue (epi_out != 0);
+    // the others refuse them with anvil_unsupported.
+    virtual bool supports_fused_epilogue() const { return false; }
 };
 
 // Best backend for `kind` under the effective ISA.  Never null.

@@ -61,7 +61,30 @@ struct lp_ukernel_args {
     // Prefetch hint only, never read architecturally: where the next call's
     // B starts (laid out like b), or nullptr.
     const uint8_t *b_next;
+    // Fused epilogue (desc.epi_out != 0, backends with
+    // supports_fused_epilogue() only).  Instead of writing acc, row i of
+    // the tile is finished and stored at dst_rows[i] (the tile's first
+    // column), only the columns whose bit is set in store_mask[j] (vector
+    // j), element by element as lowp::pp_block_apply with no post-ops:
+    //   x = float(int32(acc - col_factor * colsum[c]))   (u8s8; EPI_COMP)
+    //     | acc                                           (bf16)
+    //   x = x * scales[c] (EPI_SCALE_N) | x * scales[0] (EPI_SCALE_1)
+    //   x = x + bias[c]  (EPI_BIAS);  x = x + zero_point (EPI_ZP)
+    //   dst = convert(x) to epi_out (f32; bf16 RNE, NaN quiet; u8 / s8:
+    //         NaN -> 0, clamped, rounded to nearest even)
+    uint8_t *const *dst_rows;
+    const int32_t *colsum;
+    const float *scales;
+    const float *bias;
+    int32_t col_factor;
+    float zero_point;
+    uint16_t store_mask[2];
 };
+
+// desc.epi_out: what the fused epilogue stores (0: none, acc as above).
+enum : uint8_t { EPI_NONE = 0, EPI_F32 = 1, EPI_BF16 = 2, EPI_U8 = 3, EPI_S8 = 4 };
+// desc.epi_flags
+enum : uint8_t { EPI_COMP = 1, EPI_SCALE_1 = 2, EPI_SCALE_N = 4, EPI_BIAS = 8, EPI_ZP = 16 };
 
 using lp_ukernel_fn = void (*)(const lp_ukernel_args *);
 
@@ -73,7 +96,9 @@ struct lp_ukernel_desc {
     uint8_t m;           // 1..kMR
     uint8_t nv;          // 1 or 2 vectors of 16 columns
     uint8_t accumulate;  // 0 or 1
-    uint8_t reserved[3];
+    uint8_t epi_out;     // EPI_*: fused epilogue output type (0: none)
+    uint8_t epi_flags;   // EPI_COMP | EPI_SCALE_* | EPI_BIAS | EPI_ZP
+    uint8_t reserved;
 };
 static_assert(sizeof(lp_ukernel_desc) == 8, "lp_ukernel_desc must stay 8 packed bytes");
 
@@ -84,6 +109,14 @@ inline lp_ukernel_desc make_lp_desc(uint8_t tier, lp_kind kind, int m, int nv, b
     d.m = uint8_t(m);
     d.nv = uint8_t(nv);
     d.accumulate = accumulate ? 1 : 0;
+    return d;
+}
+
+inline lp_ukernel_desc make_lp_epi_desc(uint8_t tier, lp_kind kind, int m, int nv, bool accumulate,
+                                        uint8_t epi_out, uint8_t epi_flags) {
+    lp_ukernel_desc d = make_lp_desc(tier, kind, m, nv, accumulate);
+    d.epi_out = epi_out;
+    d.epi_flags = epi_out ? epi_flags : 0;
     return d;
 }
 
