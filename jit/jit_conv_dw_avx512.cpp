@@ -31,26 +31,56 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     elem_ = conv::dw_src_bytes(d.kind);
     if (!is_int()) d_.has_zero_point = 0;
     prologue();
-    channel_loop();
+    block_loop();
     epilogue();
 }
 
 void jit_conv_dw_avx512::prologue() {
-    preamble({reg_src, reg_src4, reg_w, reg_acc, reg_ldc});
+    preamble({reg_src, reg_src4, reg_w, reg_acc, reg_ldc});  // and rbp (reg_blocks)
+    sub(rsp, kFrame);
     mov(reg_src_taps, ptr[reg_args + offsetof(dw_ukernel_args, src_taps)]);
     mov(reg_w_taps, ptr[reg_args + offsetof(dw_ukernel_args, w_taps)]);
     mov(reg_acc, ptr[reg_args + offsetof(dw_ukernel_args, acc)]);
     mov(reg_ntaps, ptr[reg_args + offsetof(dw_ukernel_args, ntaps)]);
     mov(reg_ps, ptr[reg_args + offsetof(dw_ukernel_args, pix_stride)]);
     lea(reg_ps3, ptr[reg_ps + reg_ps * 2]);
-    mov(reg_left, ptr[reg_args + offsetof(dw_ukernel_args, channels)]);
+    mov(reg_blocks, ptr[reg_args + offsetof(dw_ukernel_args, nblocks)]);
     mov(reg_ldc, ptr[reg_args + offsetof(dw_ukernel_args, acc_ld)]);
     shl(reg_ldc, 2);  // f32 and int32 accumulators are both 4 bytes
-    xor_(reg_coff, reg_coff);
     if (d_.has_zero_point) vpbroadcastd(zpv(), dword[reg_args + offsetof(dw_ukernel_args, zero_point)]);
+    // The frame: channels, block 0's src offset (0) and acc.
+    mov(reg_t, ptr[reg_args + offsetof(dw_ukernel_args, channels)]);
+    mov(ptr[rsp + kFrameChannels], reg_t);
+    mov(qword[rsp + kFrameSrcOff], 0);
+    mov(ptr[rsp + kFrameAcc], reg_acc);
 }
 
-void jit_conv_dw_avx512::epilogue() { postamble(); }
+void jit_conv_dw_avx512::epilogue() {
+    add(rsp, kFrame);
+    postamble();
+}
+
+// Block after block: the channel loop from the block's src offset and acc
+// rows, then both advance by m pixels / m rows.
+void jit_conv_dw_avx512::block_loop() {
+    Label loop, done;
+    test(reg_blocks, reg_blocks);
+    jle(done, T_NEAR);  // nblocks < 1: nothing
+    L(loop);
+    mov(reg_left, ptr[rsp + kFrameChannels]);
+    mov(reg_soff, ptr[rsp + kFrameSrcOff]);
+    xor_(reg_coff, reg_coff);
+    mov(reg_acc, ptr[rsp + kFrameAcc]);
+    channel_loop();
+    // src offset += m * pix_stride; acc += m * acc_ld * 4.
+    imul(reg_t, reg_ps, m_);
+    add(ptr[rsp + kFrameSrcOff], reg_t);
+    imul(reg_t, reg_ldc, m_);
+    add(ptr[rsp + kFrameAcc], reg_t);
+    dec(reg_blocks);
+    jnz(loop, T_NEAR);
+    L(done);
+}
 
 void jit_conv_dw_avx512::channel_loop() {
     Label pair, one, tail, done;
@@ -60,6 +90,7 @@ void jit_conv_dw_avx512::channel_loop() {
     block(2, false);
     add(reg_acc, 2 * kVecBytes);
     add(reg_coff, 2 * kLanes * elem_);
+    add(reg_soff, 2 * kLanes * elem_);
     sub(reg_left, 2 * kLanes);
     cmp(reg_left, 2 * kLanes);
     jge(pair, T_NEAR);
@@ -69,6 +100,7 @@ void jit_conv_dw_avx512::channel_loop() {
     block(1, false);
     add(reg_acc, kVecBytes);
     add(reg_coff, kLanes * elem_);
+    add(reg_soff, kLanes * elem_);
     sub(reg_left, kLanes);
     L(tail);
     test(reg_left, reg_left);
@@ -133,7 +165,7 @@ RegExp jit_conv_dw_avx512::acc_at(int r) const {
 void jit_conv_dw_avx512::tap(int nb, bool tail) {
     mov(reg_src, ptr[reg_src_taps + reg_t * 8]);
     mov(reg_w, ptr[reg_w_taps + reg_t * 8]);
-    add(reg_src, reg_coff);
+    add(reg_src, reg_soff);
     if (m_ > 4) lea(reg_src4, ptr[reg_src + reg_ps * 4]);
     // Weight rows are padded to 16 entries: the tail reads them in full.
     // Their channel offset is the src one scaled by 4 / elem.

@@ -2,7 +2,8 @@
 // on zmm, for all four kinds (f32, bf16, u8, s8); needs only avx512_core.
 // Specialised on kind, m (1..8) and has_zero_point (int kinds).
 //
-// Channels sit in the 16 lanes of a zmm.  An outer runtime loop walks the
+// A runtime loop walks the nblocks blocks of m pixels (src offset and acc
+// rows kept in a small stack frame); per block, channels sit in the 16 lanes of a zmm.  An outer runtime loop walks the
 // channel blocks of 16 two at a time (then one, then the last channels % 16
 // under an opmask whose masked loads suppress faults past the end of src);
 // for each pass the m (or 2m) accumulators are zeroed, an inner runtime
@@ -46,6 +47,7 @@ private:
 
     // Emit steps.
     void prologue();                 // save registers, load the arguments
+    void block_loop();               // nblocks times: channel_loop, then advance
     void channel_loop();             // pairs of blocks, a block, then the masked tail
     void block(int nb, bool tail);   // nb channel blocks: zero, taps, store
     void zero_acc(int nb);
@@ -69,13 +71,20 @@ private:
     const Xbyak::Reg64 reg_ntaps = r8;
     const Xbyak::Reg64 reg_ps = r9;       // pix_stride, bytes
     const Xbyak::Reg64 reg_ps3 = r10;     // 3 * pix_stride
-    const Xbyak::Reg64 reg_coff = r11;    // the channel block's src byte offset
+    const Xbyak::Reg64 reg_coff = r11;    // the channel block's src byte offset (in the pixel)
+    const Xbyak::Reg64 reg_soff = rdi;    // block's src offset + reg_coff (rdi: args, after the prologue)
     const Xbyak::Reg64 reg_t = rax;       // tap index (tap loop), scratch elsewhere
     const Xbyak::Reg64 reg_src = rbx;     // pixel 0 of tap t at the block
     const Xbyak::Reg64 reg_src4 = r12;    // pixel 4
     const Xbyak::Reg64 reg_w = r13;       // tap t's weight row
     const Xbyak::Reg64 reg_acc = r14;     // acc row 0 at the block
     const Xbyak::Reg64 reg_ldc = r15;     // acc_ld * 4
+    const Xbyak::Reg64 reg_blocks = rbp;  // blocks left
+    // Stack frame (below the saved registers).
+    static constexpr int kFrameChannels = 0;  // args->channels
+    static constexpr int kFrameSrcOff = 8;    // this block's src byte offset
+    static constexpr int kFrameAcc = 16;      // this block's acc row 0
+    static constexpr int kFrame = 24;
     // At the store the tap registers are free: row 4 and 3 * acc_ld * 4.
     const Xbyak::Reg64 reg_acc4 = r12;
     const Xbyak::Reg64 reg_ldc3 = rbx;

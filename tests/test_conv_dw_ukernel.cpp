@@ -1,6 +1,7 @@
 // Depthwise-convolution micro-kernels (conv/dw_ukernel.h): every backend
 // usable under the process's ISA cap (JIT AVX-512, Highway, scalar) against
-// a plain loop written here, over kind x m 1..8 x channel counts around the
+// a plain loop written here, over kind x m 1..8 x nblocks 1..3 (blocks of
+// m pixels along a row, one call) x channel counts around the
 // 16-lane vector x tap counts x contiguous / strided pixels x zero points.
 // Integer-valued f32 / bf16 data keeps every sum exact, so results compare
 // with ==; the int kinds are exact (wrapping) anyway.  src ends right
@@ -46,6 +47,10 @@ const int64_t kChannels[] = {1, 2, 15, 16, 17, 31, 33, 48, 50, 64 + 13};
 const int64_t kNtaps[] = {0, 1, 2, 9, 25};
 constexpr int64_t kMaxChannels = 64 + 13;
 constexpr int64_t kMaxNtaps = 25;
+constexpr int64_t kMaxBlocks = 3;
+constexpr int64_t kMaxRows = kDwMaxM * kMaxBlocks;  // pixels of one call
+// nblocks of the sweep's calls, in turn.
+const int64_t kBlocks[] = {1, 3, 2};
 
 const char *kind_name(dw_kind k) {
     switch (k) {
@@ -82,13 +87,14 @@ std::vector<const dw_backend *> backends_under_cap() {
 // weight guard.  Bytes between pixels (strided src) and the weights'
 // padding hold junk (0xff: NaN for f32 / bf16).
 struct operands {
-    tu::guarded gsrc{size_t(kMaxNtaps) * size_t((kDwMaxM - 1) * 2 + 1) * kMaxChannels * 4 + 4096};
+    tu::guarded gsrc{size_t(kMaxNtaps) * size_t((kMaxRows - 1) * 2 + 1) * kMaxChannels * 4 + 4096};
     tu::guarded gw{size_t(kMaxNtaps) * size_t(padded(kMaxChannels)) * 4 + 4096};
     std::vector<const uint8_t *> src_taps;
     std::vector<const void *> w_taps;
     int64_t pix_stride = 0;
 
-    // Lays out ntaps taps for m pixels; fill(x, is_weight) gives values.
+    // Lays out ntaps taps for m pixels (all blocks of a call); fill(x,
+    // is_weight) gives values.
     template <typename FillSrc, typename FillW>
     void place(dw_kind kind, int m, int64_t channels, int64_t ntaps, int64_t stride_pixels,
                bool reverse, FillSrc fill_src, FillW fill_w) {
@@ -115,16 +121,17 @@ struct operands {
     }
 };
 
-// acc rows of acc_ld elements for kDwMaxM + 1 rows, kMargin sentinels
+// acc rows of acc_ld elements for kMaxRows + 1 rows, kMargin sentinels
 // before and after.
 struct acc_block {
     std::vector<uint32_t> raw;
     int64_t acc_ld;
-    explicit acc_block(int64_t ld) : raw(size_t((kDwMaxM + 1) * ld + 2 * kMargin), kSentinel), acc_ld(ld) {}
+    explicit acc_block(int64_t ld) : raw(size_t((kMaxRows + 1) * ld + 2 * kMargin), kSentinel), acc_ld(ld) {}
     uint32_t *at(int64_t r, int64_t c) { return raw.data() + kMargin + r * acc_ld + c; }
 };
 
-// The contract as a plain loop: want(r, c) for r < m, c < channels.
+// The contract as a plain loop: want(r, c) for r < m (all the call's
+// pixels: nblocks * the kernel's m), c < channels.
 // exact_fp: s + x * w (integer data: exact); otherwise std::fma.
 std::vector<uint32_t> reference(const dw_ukernel_args &a, dw_kind kind, bool zp_on, int m) {
     std::vector<uint32_t> out(size_t(m * a.channels));
@@ -163,6 +170,7 @@ std::string describe(const char *backend, const char *kname, dw_kind kind, int m
                      const dw_ukernel_args &a, bool zp_on) {
     std::ostringstream s;
     s << backend << " " << kname << ": kind=" << kind_name(kind) << " m=" << m
+      << " nblocks=" << a.nblocks
       << " channels=" << a.channels << " ntaps=" << a.ntaps << " pix_stride=" << a.pix_stride
       << " acc_ld=" << a.acc_ld << " has_zp=" << zp_on << " zp=" << a.zero_point;
     return s.str();
@@ -170,9 +178,10 @@ std::string describe(const char *backend, const char *kname, dw_kind kind, int m
 
 // Runs k on the placed operands and compares acc with the reference and
 // the sentinels; returns "" or the first difference.
+// ops holds m * nblocks pixels per tap.
 std::string run_and_check(const dw_backend &be, const dw_ukernel_ref &k, dw_kind kind, int m,
-                          bool zp_on, int32_t zp, int64_t channels, int64_t acc_pad,
-                          operands &ops, tu::fault_reporter &fr) {
+                          int64_t nblocks, bool zp_on, int32_t zp, int64_t channels,
+                          int64_t acc_pad, operands &ops, tu::fault_reporter &fr) {
     acc_block acc(channels + acc_pad);
     dw_ukernel_args a{};
     a.src_taps = ops.src_taps.data();
@@ -183,15 +192,17 @@ std::string run_and_check(const dw_backend &be, const dw_ukernel_ref &k, dw_kind
     a.channels = channels;
     a.acc_ld = acc.acc_ld;
     a.m = m;
+    a.nblocks = nblocks;
     a.zero_point = zp;
     const std::string what = describe(be.name(), k.name, kind, m, a, zp_on);
     fr.set(what);
     k.fn(&a);
-    const std::vector<uint32_t> want = reference(a, kind, zp_on, m);
+    const int rows = int(m * nblocks);
+    const std::vector<uint32_t> want = reference(a, kind, zp_on, rows);
     for (size_t i = 0; i < acc.raw.size(); ++i) {
         const int64_t e = int64_t(i) - kMargin;
         const int64_t r = e >= 0 ? e / acc.acc_ld : -1, c = e >= 0 ? e % acc.acc_ld : e;
-        const bool inside = e >= 0 && r < m && c < channels;
+        const bool inside = e >= 0 && r < rows && c < channels;
         const uint32_t w = inside ? want[size_t(r * channels + c)] : kSentinel;
         if (acc.raw[i] == w) continue;
         std::ostringstream s;
@@ -266,9 +277,11 @@ int64_t sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
                                     std::memcpy(p, &v, 4);
                                 }
                             };
-                            ops.place(kind, m, ch, ntaps, stride, calls % 2 == 0, fill_src, fill_w);
+                            const int64_t nb = kBlocks[(calls / 5) % 3];
+                            ops.place(kind, int(m * nb), ch, ntaps, stride, calls % 2 == 0,
+                                      fill_src, fill_w);
                             const std::string diff =
-                                run_and_check(be, k, kind, m, z.on, z.zp, ch,
+                                run_and_check(be, k, kind, m, nb, z.on, z.zp, ch,
                                               acc_pads[calls % 3], ops, fr);
                             if (!diff.empty() && ++*failed <= 10) FAIL_CHECK(diff);
                         }
@@ -292,9 +305,11 @@ int64_t fraction_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
                     const float v = rng.frac() * std::ldexp(1.0f, int(rng.ival(-6, 6)));
                     std::memcpy(p, &v, 4);
                 };
-                ops.place(dw_kind::f32, m, ch, ntaps, 1 + calls % 2, calls % 2 == 0, fill, fill);
+                const int64_t nb = kBlocks[calls % 3];
+                ops.place(dw_kind::f32, int(m * nb), ch, ntaps, 1 + calls % 2, calls % 2 == 0,
+                          fill, fill);
                 const std::string diff =
-                    run_and_check(be, k, dw_kind::f32, m, false, 0, ch, 2, ops, fr);
+                    run_and_check(be, k, dw_kind::f32, m, nb, false, 0, ch, 2, ops, fr);
                 if (!diff.empty() && ++*failed <= 10) FAIL_CHECK(diff);
             }
     }
@@ -429,6 +444,7 @@ TEST_CASE("dw ukernel: throughput (f32 m=8, 9 taps, 64 channels)" * doctest::ski
     a.channels = ch;
     a.acc_ld = ch;
     a.m = m;
+    a.nblocks = 1;
     for (const dw_backend *be : backends_under_cap()) {
         const dw_ukernel_ref k = get_kernel(*be, dw_kind::f32, m, false);
         const int64_t iters = std::string(be->name()) == "scalar" ? 20000 : 2000000;

@@ -14,6 +14,10 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Channels per kernel call: the accumulators of a tile (kDwMaxM rows) stay
 // in L1.
 constexpr int64_t kDwChannelBlock = 256;
+// Accumulator entries gathered before the post-op chain runs (16 KiB):
+// kDwAccEntries / channels rows, at least kDwMaxM.
+constexpr int64_t kDwAccEntries = 4096;
+static_assert(kDwAccEntries >= kDwMaxM * kDwChannelBlock, "acc buffer holds a tile");
 
 struct dw_ctx {
     const conv_plan *p;
@@ -55,8 +59,26 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     a.pix_stride = g.SW * pix_bytes;
     a.channels = cw;
     a.zero_point = c.zero_point;
-    // Runs m pixels from ow0 with the taps kw in [kw_lo, kw_hi).
-    auto call = [&](int64_t ow0, int64_t m, int64_t kw_lo, int64_t kw_hi) {
+    // Without direct dst the accumulators of consecutive pixels gather in
+    // acc_buf (rows of cw entries, at most cap rows) and the chain runs
+    // once per filled buffer, not per call.
+    const int64_t cap = std::max<int64_t>(kDwMaxM, kDwAccEntries / cw);
+    int64_t buf_ow0 = 0, buf_n = 0;
+    auto flush = [&] {
+        if (buf_n == 0) return;
+        lowp::lp_block blk{};
+        blk.acc = acc_buf;
+        blk.acc_ld = cw;
+        blk.i0 = q_row + buf_ow0;
+        blk.j0 = c0;
+        blk.m = buf_n;
+        blk.n = cw;
+        c.epi->apply(blk);
+        buf_n = 0;
+    };
+    // Runs nb blocks of m pixels from ow0 with the taps kw in [kw_lo,
+    // kw_hi): one kernel call (more when acc_buf fills up).
+    auto call = [&](int64_t ow0, int64_t m, int64_t nb, int64_t kw_lo, int64_t kw_hi) {
         int64_t t = 0;
         const int64_t iw0 = ow0 * g.SW - g.PL;
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
@@ -66,24 +88,25 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
             }
         a.ntaps = t;
         a.m = m;
-        const int64_t q0 = q_row + ow0;
-        if (c.direct_dst) {
-            a.acc = c.direct_dst + q0 * g.OC + c0;
-            a.acc_ld = g.OC;
-        } else {
-            a.acc = acc_buf;
-            a.acc_ld = kDwChannelBlock;
-        }
-        c.k->fn[m](&a);
-        if (!c.direct_dst) {
-            lowp::lp_block blk{};
-            blk.acc = acc_buf;
-            blk.acc_ld = kDwChannelBlock;
-            blk.i0 = q0;
-            blk.j0 = c0;
-            blk.m = m;
-            blk.n = cw;
-            c.epi->apply(blk);
+        while (nb > 0) {
+            int64_t take = nb;
+            if (c.direct_dst) {
+                a.acc = c.direct_dst + (q_row + ow0) * g.OC + c0;
+                a.acc_ld = g.OC;
+            } else {
+                if (buf_n + m > cap) flush();
+                if (buf_n == 0) buf_ow0 = ow0;
+                take = std::min(nb, (cap - buf_n) / m);
+                a.acc = reinterpret_cast<float *>(acc_buf) + buf_n * cw;
+                a.acc_ld = cw;
+                buf_n += take * m;
+            }
+            a.nblocks = take;
+            c.k->fn[m](&a);
+            nb -= take;
+            ow0 += take * m;
+            if (nb > 0)
+                for (int64_t i = 0; i < t; ++i) src_taps[i] += take * m * a.pix_stride;
         }
     };
     // Edge pixels: only their own in-bounds kw.
@@ -92,21 +115,20 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
         int64_t kw_lo = 0, kw_hi = g.KW;
         while (kw_lo < g.KW && iw0 + kw_lo * dw < 0) ++kw_lo;
         while (kw_hi > kw_lo && iw0 + (kw_hi - 1) * dw >= g.IW) --kw_hi;
-        call(ow, 1, kw_lo, kw_hi);
+        call(ow, 1, 1, kw_lo, kw_hi);
     };
     for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
     const int64_t len = hi - lo;
     if (len > 0) {
+        // nt tiles as even as can be: `extra` of base + 1 pixels, then the
+        // rest of base, each size one call of nt blocks.
         const int64_t nt = ceil_div(len, kDwMaxM);
         const int64_t base = len / nt, extra = len % nt;
-        int64_t s = lo;
-        for (int64_t t = 0; t < nt; ++t) {
-            const int64_t m = base + (t < extra ? 1 : 0);
-            call(s, m, 0, g.KW);
-            s += m;
-        }
+        if (extra > 0) call(lo, base + 1, extra, 0, g.KW);
+        call(lo + extra * (base + 1), base, nt - extra, 0, g.KW);
     }
     for (int64_t ow = std::max(hi, lo); ow < g.OW; ++ow) edge(ow);
+    if (!c.direct_dst) flush();
 }
 
 }  // namespace
@@ -143,7 +165,7 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     c.cblocks = ceil_div(g.OC, kDwChannelBlock);
     const int64_t items = g.N * g.OH * c.cblocks;
     const int64_t nw = std::min<int64_t>(items, threading::num_threads());
-    const int64_t acc_bytes = int64_t(kDwMaxM) * kDwChannelBlock * 4;
+    const int64_t acc_bytes = kDwAccEntries * 4;
     const int64_t taps_bytes = g.taps() * int64_t(sizeof(void *));
     const int64_t slot_bytes = acc_bytes + 2 * ((taps_bytes + 63) / 64 * 64);
     auto *slots = static_cast<uint8_t *>(lowp::scratch_acc().get(slot_bytes * nw));

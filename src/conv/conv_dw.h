@@ -1,8 +1,11 @@
 // The depthwise convolution driver (groups = IC = OC): channels in vector
-// lanes, output rows split into tiles of up to kDwMaxM pixels that read
-// the same in-bounds taps, edge pixels one at a time with their own taps,
-// then the post-op chain on each finished tile (or, for a plain f32
-// convolution, the kernels write dst directly).
+// lanes, the interior of an output row split into even tiles of up to
+// kDwMaxM pixels that read the same in-bounds taps (one kernel call per
+// tile size, over all its tiles: dw_ukernel_args::nblocks), edge pixels
+// one at a time with their own taps; the post-op chain runs on runs of
+// consecutive pixels gathered in an L1 buffer (or, for a plain f32
+// convolution, the kernels write dst directly).  The tiling depends only
+// on the shapes, never on the thread count.
 #pragma once
 #include <memory>
 #include <string>

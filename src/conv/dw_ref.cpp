@@ -31,7 +31,7 @@ inline float load_x_bf16(const uint8_t *p) {
 template <dw_kind K>
 void rows_fp(const dw_ukernel_args *p, int64_t c0, int64_t c1) {
     constexpr int64_t elem = K == dw_kind::f32 ? 4 : 2;
-    for (int64_t r = 0; r < p->m; ++r) {
+    for (int64_t r = 0, rows = dw_call_rows(*p); r < rows; ++r) {
         float *acc = static_cast<float *>(p->acc) + r * p->acc_ld;
         for (int64_t cb = c0; cb < c1; cb += kChunk) {
             const int64_t n = std::min(kChunk, c1 - cb);
@@ -55,7 +55,7 @@ void rows_fp(const dw_ukernel_args *p, int64_t c0, int64_t c1) {
 template <dw_kind K>
 void rows_int(const dw_ukernel_args *p, bool zero_point, int64_t c0, int64_t c1) {
     const uint32_t zp = zero_point ? uint32_t(p->zero_point) : 0u;
-    for (int64_t r = 0; r < p->m; ++r) {
+    for (int64_t r = 0, rows = dw_call_rows(*p); r < rows; ++r) {
         int32_t *acc = static_cast<int32_t *>(p->acc) + r * p->acc_ld;
         for (int64_t cb = c0; cb < c1; cb += kChunk) {
             const int64_t n = std::min(kChunk, c1 - cb);

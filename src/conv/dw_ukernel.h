@@ -1,10 +1,11 @@
 // The depthwise-convolution micro-kernel contract (groups = IC = OC,
 // one input and one output channel per group), shared by the JIT
 // (AVX-512) and portable (Highway, scalar) backends.  Channels sit in
-// vector lanes; a call computes the raw accumulators of `m` output pixels
-// of one output row that read the same list of taps.  Padding never
-// reaches a kernel: the driver lists only the taps that are in bounds for
-// all m pixels (edge pixels are called one at a time with their own list).
+// vector lanes; a call computes the raw accumulators of `nblocks` blocks of
+// `m` output pixels each, consecutive along one output row, that all read
+// the same list of taps.  Padding never reaches a kernel: the driver lists
+// only the taps that are in bounds for every pixel of the call (edge
+// pixels get calls of their own with their own list).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,10 +20,13 @@ enum class dw_kind : uint8_t {
     s8 = 3,    // src s8,   weights int32, acc int32
 };
 
-constexpr int kDwMaxM = 8;        // pixels per call (register block)
+constexpr int kDwMaxM = 8;        // pixels per block (register block)
 constexpr int kDwLanes = 16;      // channels per vector; packed weights padded to it
 
-// One call, for pixel r in [0, m) and channel c in [0, channels):
+// One call, for pixel r in [0, nblocks * m) and channel c in [0, channels)
+// (pixel r is pixel r % m of block r / m; blocks are computed one after
+// the other, each exactly as a call with nblocks = 1 whose src_taps are
+// advanced by b * m * pix_stride bytes and acc by b * m * acc_ld elements):
 //   acc(r, c) = sum over t in [0, ntaps) of  X(t, r, c) * W(t, c)
 // in increasing t (f32: acc = fma(X, W, acc) starting from +0.0f;
 // int: exact int32, wrapping modulo 2^32), where
@@ -44,6 +48,7 @@ struct dw_ukernel_args {
     int64_t channels;    // >= 1
     int64_t acc_ld;      // elements between acc rows (>= channels)
     int64_t m;           // 1..kDwMaxM (generic kernels; JIT kernels are specialised on it)
+    int64_t nblocks;     // blocks of m pixels (see above); < 1: nothing is written
     int32_t zero_point;  // u8 / s8 only
     int32_t reserved;
 };
@@ -59,6 +64,9 @@ struct dw_ukernel_desc {
     uint8_t reserved[4];
 };
 static_assert(sizeof(dw_ukernel_desc) == 8, "dw_ukernel_desc must stay 8 packed bytes");
+
+// Pixels (acc rows) one call computes: nblocks * m.
+inline int64_t dw_call_rows(const dw_ukernel_args &a) { return a.nblocks > 0 ? a.nblocks * a.m : 0; }
 
 inline int dw_src_bytes(dw_kind k) {
     return k == dw_kind::f32 ? 4 : k == dw_kind::bf16 ? 2 : 1;

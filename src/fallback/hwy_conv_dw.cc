@@ -131,9 +131,12 @@ void Kernel(const dw_ukernel_args *p) {
     static constexpr auto kTable = MakeRowTable<K, kZp>(std::make_integer_sequence<int, kRows>());
     const int64_t L = static_cast<int64_t>(hn::Lanes(DF()));
     const int64_t c_vec = p->channels / L * L;
+    // Block b's pixel r is row b * m + r of one run of rows: the blocks
+    // are walked as one run, in chunks of kRows.
+    const int64_t rows = conv::dw_call_rows(*p);
     if (c_vec > 0)
-        for (int64_t r0 = 0; r0 < p->m; r0 += kRows)
-            kTable[size_t(std::min<int64_t>(kRows, p->m - r0) - 1)](p, r0, c_vec);
+        for (int64_t r0 = 0; r0 < rows; r0 += kRows)
+            kTable[size_t(std::min<int64_t>(kRows, rows - r0) - 1)](p, r0, c_vec);
     conv::dw_ukernel_scalar_range(p, K, kZp, c_vec, p->channels);
 }
 
