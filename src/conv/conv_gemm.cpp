@@ -73,14 +73,12 @@ struct call_ctx {
     int64_t off_t, off_l;    // view coordinates of input (0, 0): 0 in a view
     bool contiguous;         // pixels map 1:1 to source pixels (1x1, stride 1, no padding)
     int64_t units;           // pixel units: output rows, or chunks of tiles
-    int64_t unit_pixels;     // pixels per chunk (contiguous, im2col_all, virtual_rows)
-    bool virtual_rows;       // tiles run along the view's rows (stride 1)
-    int64_t virtual_len;     // view pixels from the first output to the last of an image
-    int64_t units_per_image;
+    int64_t unit_pixels;     // pixels per chunk (contiguous, im2col_all)
     int64_t panels_per_block;
     int64_t blocks_per_group;
     int64_t row_bytes_im2col;
     uint8_t pad;             // int8 padding byte of the im2col rows
+    bool pad_zero;           // padding taps add exactly 0 (f32, bf16, u8 with zero point 0)
     const lowp::lp_epilogue *epi;  // nullptr: f32 kernels write dst directly
     float *direct_dst;
     const uint8_t *weights;
@@ -106,11 +104,9 @@ struct tile {
     const uint8_t *a;
     int64_t a_rs;
     bool im2col;
-    // Virtual-width tile (see call_ctx::virtual_rows): row r is view pixel
-    // v0 + r of the image whose first output pixel is q0; rows past OW in
-    // their view row are computed and dropped.
-    bool virt = false;
-    int64_t v0 = 0;
+    // A tile of one output row over a view: its output row (for skipping
+    // kernel rows that lie wholly in the padding), else -1.
+    int64_t oh = -1;
 };
 
 // Runs every panel of one oc block over one tile.
@@ -125,6 +121,21 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     const int64_t pix_bytes = p.Cv * p.eb;
     // Byte offset of call `s`'s first A element relative to t.a, and its
     // first k.
+    // Calls [s_first, s_last] run; those before and after only read kernel
+    // rows that lie in the top / bottom padding, whose value contributes
+    // exactly 0 (pad_zero), so they are skipped as oneDNN skips them.
+    int64_t s_first = 0, s_last = ncalls - 1;
+    if (t.oh >= 0 && c.pad_zero && !t.im2col) {
+        const int64_t per_kh = p.fold_kw ? 1 : g.KW;
+        const int64_t hv0 = t.oh * g.SH;  // view row of kh = 0
+        int64_t kh_lo = 0, kh_hi = g.KH;
+        while (kh_lo < g.KH && hv0 + kh_lo * dh < g.PT) ++kh_lo;
+        while (kh_hi > kh_lo && hv0 + (kh_hi - 1) * dh >= g.PT + g.IH) --kh_hi;
+        if (kh_lo < kh_hi) {  // else keep every call: a tile wholly in the padding
+            s_first = kh_lo * per_kh;
+            s_last = kh_hi * per_kh - 1;
+        }
+    }
     auto a_off = [&](int64_t s) -> int64_t {
         if (t.im2col) return 0;
         if (p.fold_kw) return s * dh * p.Wp * pix_bytes;
@@ -136,21 +147,7 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     const int64_t acc_ld = (p1 - p0) * kConvNR;
     const int64_t j_first = grp * g.OCg + p0 * kConvNR;
     int64_t width = 0;
-    // Fused stores: each tile row's dst (column 0), or null for the
-    // dropped rows of a virtual-width tile (they go to a junk row of the
-    // worker's slot, past the rows acc_buf uses).
-    uint8_t *row_dst[kConvMaxMR] = {};
-    uint8_t *junk = acc_buf + int64_t(kConvMaxMR - 1) * kConvNR * kMaxPanelsPerBlock * 4;
-    if (c.fused) {
-        for (int64_t r = 0; r < t.m; ++r) {
-            int64_t q = t.q0 + r;
-            if (t.virt) {
-                const int64_t v = t.v0 + r, oh = v / p.Wp, ow = v % p.Wp;
-                q = ow < g.OW ? t.q0 + oh * g.OW + ow : -1;
-            }
-            row_dst[r] = q < 0 ? nullptr : c.dst + q * g.OC * c.out_bytes;
-        }
-    }
+
     for (int64_t pn = p0; pn < p1; ++pn) {
         const int64_t w = panel_width(p, pn);
         const int64_t col = (pn - p0) * kConvNR;
@@ -172,7 +169,7 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             if (fuse) {
                 // The last call finishes the chain and stores into dst.
                 for (int64_t r = 0; r < t.m; ++r)
-                    rows[r] = row_dst[r] ? row_dst[r] + (j_first + col) * c.out_bytes : junk;
+                    rows[r] = c.dst + ((t.q0 + r) * g.OC + j_first + col) * c.out_bytes;
                 a.dst_rows = rows;
                 a.colsum = c.colsum_of(grp) + pn * kConvNR;
                 a.col_factor = c.col_factor;
@@ -182,14 +179,15 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
                 a.store_mask[0] = uint16_t(w >= 16 ? 0xffff : (1u << w) - 1);
                 a.store_mask[1] = uint16_t(w >= 32 ? 0xffff : w > 16 ? (1u << (w - 16)) - 1 : 0);
             }
-            for (int64_t s = 0; s < ncalls; ++s) {
+            for (int64_t s = s_first; s <= s_last; ++s) {
+                const int acc = s > s_first;
                 a.a = t.a + a_off(s);
                 a.b = panel + (s * kcall / p.gk) * kConvNR * 4;
-                a.accumulate = s > 0;
-                if (fuse && s == ncalls - 1)
-                    c.fused[s > 0][t.m][nv](&a);
+                a.accumulate = acc;
+                if (fuse && s == s_last)
+                    c.fused[acc][t.m][nv](&a);
                 else
-                    c.k->lp[s > 0][t.m][nv](&a);
+                    c.k->lp[acc][t.m][nv](&a);
             }
             continue;
         }
@@ -209,11 +207,12 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             const int64_t n = std::min<int64_t>(c.k->nrb, w - c0);
             a.n = n;
             a.c = out + c0;
-            for (int64_t s = 0; s < ncalls; ++s) {
+            for (int64_t s = s_first; s <= s_last; ++s) {
+                const int acc = s > s_first;
                 a.a = reinterpret_cast<const float *>(t.a + a_off(s));
                 a.b = panel + s * kcall * kConvNR + c0;
-                a.beta = s > 0 ? 1.0f : 0.0f;
-                c.k->f32[s > 0][t.m][n](&a);
+                a.beta = acc ? 1.0f : 0.0f;
+                c.k->f32[acc][t.m][n](&a);
             }
         }
     }
@@ -228,23 +227,7 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     blk.colsum = p.colsum_offset
                      ? reinterpret_cast<const int32_t *>(wg + p.colsum_offset) + p0 * kConvNR
                      : nullptr;
-    if (!t.virt) {
-        c.epi->apply(blk);
-        return;
-    }
-    // Runs of real output pixels (one per view row the tile touches).
-    const int64_t elem = 4;  // fp32 / int32 accumulators
-    for (int64_t r = 0; r < t.m;) {
-        const int64_t v = t.v0 + r, oh = v / p.Wp, ow = v % p.Wp;
-        const int64_t run = std::min(t.m - r, p.Wp - ow);
-        if (ow < g.OW) {
-            blk.acc = acc_buf + r * acc_ld * elem;
-            blk.i0 = t.q0 + oh * g.OW + ow;
-            blk.m = std::min(run, g.OW - ow);
-            c.epi->apply(blk);
-        }
-        r += run;
-    }
+    c.epi->apply(blk);
 }
 
 // Copies len bytes in 32-byte pieces: may write up to 31 bytes past
@@ -349,20 +332,6 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
         });
         return;
     }
-    if (c.virtual_rows) {
-        const int64_t n = unit / c.units_per_image;
-        const int64_t v_begin = (unit % c.units_per_image) * c.unit_pixels;
-        const int64_t len = std::min(c.unit_pixels, c.virtual_len - v_begin);
-        const uint8_t *img = c.src + n * p.Hp * p.Wp * pix_bytes + grp_off;
-        for_tiles(len, mr, [&](int64_t s, int64_t m) {
-            const int64_t v0 = v_begin + s;
-            tile t{n * g.OH * g.OW, m, img + v0 * pix_bytes, pix_bytes, false};
-            t.virt = true;
-            t.v0 = v0;
-            run_tile(c, t, grp, p0, p1, acc_buf);
-        });
-        return;
-    }
     const int64_t n = unit / g.OH, oh = unit % g.OH;
     const int64_t q_row = unit * g.OW;
     const int64_t hv = oh * g.SH - c.off_t;  // view row of tap kh = 0
@@ -384,7 +353,9 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
         const int64_t ow0 = lo + s;
         const uint8_t *a =
             c.src + ((n * p.Hp + hv) * p.Wp + ow0 * g.SW - c.off_l) * pix_bytes + grp_off;
-        run_tile(c, tile{q_row + ow0, m, a, a_rs, false}, grp, p0, p1, acc_buf);
+        tile t{q_row + ow0, m, a, a_rs, false};
+        if (p.copy_view) t.oh = oh;
+        run_tile(c, t, grp, p0, p1, acc_buf);
     };
     auto edge = [&](int64_t first, int64_t last) {
         for_tiles(last - first, mr, [&](int64_t s, int64_t m) {
@@ -505,6 +476,11 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     c.k = &k;
     c.weights = ops.weights;
     c.pad = uint8_t(conv_pad_byte(p.src, src_zero_point));
+    // An s8 source is shifted: its padding holds 128 + zero point, which
+    // the column-sum compensation of all taps removes; u8 padding holds the
+    // zero point (likewise).  Skipping those taps would break that sum.
+    c.pad_zero = p.src == src_elem::f32 || p.src == src_elem::bf16 ||
+                 (p.src == src_elem::u8 && src_zero_point == 0);
     c.contiguous = !p.copy_view && g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 &&
                    g.PT == 0 && g.PL == 0 && g.PB == 0 && g.PR == 0 && g.IH == g.OH && g.IW == g.OW;
     // Weights of an oc block stay in L2 while every tile of a unit runs.
@@ -512,20 +488,9 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     c.panels_per_block = std::max<int64_t>(
         1, std::min<int64_t>({p.np, kMaxPanelsPerBlock, (256 * 1024) / panel_bytes}));
     c.blocks_per_group = ceil_div(p.np, c.panels_per_block);
-    // Stride-1 convolutions over a view can tile the view's rows as one
-    // long row (virtual width Wp, the Wp - OW padding columns computed and
-    // dropped): full-height tiles where OW = 7 or 14 would leave 7-row ones.
-    const int64_t row_tiles = ceil_div(g.OW, k.mr) * k.mr;
-    c.virtual_rows = p.copy_view && !p.im2col_all && g.SH == 1 && g.SW == 1 &&
-                     row_tiles > p.Wp;
     if (c.contiguous || p.im2col_all) {
         c.unit_pixels = int64_t(k.mr) * 8;
         c.units = ceil_div(g.pixels(), c.unit_pixels);
-    } else if (c.virtual_rows) {
-        c.unit_pixels = int64_t(k.mr) * 8;
-        c.virtual_len = (g.OH - 1) * p.Wp + g.OW;
-        c.units_per_image = ceil_div(c.virtual_len, c.unit_pixels);
-        c.units = g.N * c.units_per_image;
     } else {
         c.units = g.N * g.OH;
     }
@@ -550,8 +515,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     c.off_t = p.copy_view ? 0 : g.PT;
     c.off_l = p.copy_view ? 0 : g.PL;
 
-    const bool direct = p.path == conv_path::gemm_f32 && !c.virtual_rows &&
-                        chain.out == lowp::out_type::f32 &&
+    const bool direct = p.path == conv_path::gemm_f32 && chain.out == lowp::out_type::f32 &&
                         chain.scales.empty() && !ops.bias && chain.ops.empty() &&
                         chain.c_zero_point == 0.0f;
     lowp::chain_epilogue epi(chain, ops.dst, g.OC, ops.binary, ops.bias);
