@@ -21,13 +21,15 @@ const char *kind_name(dw_kind k) {
 
 std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
     return std::string("anvil_conv_dw_avx512_") + kind_name(d.kind) + "_m" + std::to_string(d.m) +
-           (d.has_zero_point ? "_zp" : "");
+           (d.has_zero_point ? "_zp" : "") + (d.row_taps ? "_r" + std::to_string(d.row_taps) : "");
 }
 
 jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
-    if (d.m < 1 || d.m > conv::kDwMaxM || uint8_t(d.kind) > uint8_t(dw_kind::s8))
+    if (d.m < 1 || d.m > conv::kDwMaxM || uint8_t(d.kind) > uint8_t(dw_kind::s8) ||
+        d.row_taps > conv::kDwMaxRowTaps)
         XBYAK_THROW(ERR_INTERNAL)
     m_ = d.m;
+    rt_ = d.row_taps;
     elem_ = conv::dw_src_bytes(d.kind);
     if (!is_int()) d_.has_zero_point = 0;
     prologue();
@@ -134,8 +136,13 @@ void jit_conv_dw_avx512::tap_loop(int nb, bool tail) {
     test(reg_ntaps, reg_ntaps);
     jle(done, T_NEAR);  // ntaps == 0: acc = 0
     L(loop);
-    tap(nb, tail);
-    inc(reg_t);
+    if (rt_ > 0) {
+        tap_group(nb, tail);
+        add(reg_t, rt_);
+    } else {
+        tap(nb, tail);
+        inc(reg_t);
+    }
     cmp(reg_t, reg_ntaps);
     jl(loop, T_NEAR);
     L(done);
@@ -178,6 +185,74 @@ void jit_conv_dw_avx512::tap(int nb, bool tail) {
     }
     for (int j = 0; j < nb; ++j)
         for (int r = 0; r < m_; ++r) pixel(r, j, tail);
+}
+
+RegExp jit_conv_dw_avx512::src_row_at(int s) const {
+    if (s < 8) return src_at(s);
+    switch (s % 4) {
+        case 0: return reg_w + 0;
+        case 1: return reg_w + reg_ps;
+        case 2: return reg_w + reg_ps * 2;
+        default: return reg_w + reg_ps3;
+    }
+}
+
+void jit_conv_dw_avx512::tap_group(int nb, bool tail) {
+    // Weights of the group's R taps (rows padded to 16 entries).
+    for (int k = 0; k < rt_; ++k) {
+        mov(reg_w, ptr[reg_w_taps + reg_t * 8 + k * 8]);
+        for (int j = 0; j < nb; ++j) {
+            const Address w = ptr[reg_w + reg_coff * (4 / elem_) + j * kVecBytes];
+            if (is_int())
+                vmovdqu32(wr(k, j), w);
+            else
+                vmovups(wr(k, j), w);
+        }
+    }
+    const int npix = m_ + rt_ - 1;
+    mov(reg_src, ptr[reg_src_taps + reg_t * 8]);
+    add(reg_src, reg_soff);
+    if (npix > 4) lea(reg_src4, ptr[reg_src + reg_ps * 4]);
+    if (npix > 8) lea(reg_w, ptr[reg_src + reg_ps * 8]);
+    for (int s = 0; s < npix; ++s)
+        for (int j = 0; j < nb; ++j) {
+            row_x(s, j, tail);
+            // Pixel r = s - k uses this vector with tap k; k rises with s
+            // for a fixed r: the taps' order.
+            for (int k = 0; k < rt_; ++k) {
+                const int r = s - k;
+                if (r < 0 || r >= m_) continue;
+                if (is_int()) {
+                    vpmulld(pr(j), xr(j), wr(k, j));  // low 32 bits: wrap-around
+                    vpaddd(acc(r, j), acc(r, j), pr(j));
+                } else {
+                    vfmadd231ps(acc(r, j), xr(j), wr(k, j));
+                }
+            }
+        }
+}
+
+// Lanes past the tail are loaded as zero (masked, no fault); their
+// accumulator lanes are never stored.
+void jit_conv_dw_avx512::row_x(int s, int j, bool tail) {
+    const Zmm x = xr(j);
+    const Zmm xm = tail ? Zmm(x | k_tail | T_z) : x;
+    const RegExp src = src_row_at(s) + j * kLanes * elem_;
+    switch (d_.kind) {
+        case dw_kind::f32: vmovups(xm, ptr[src]); return;
+        case dw_kind::bf16:
+            vpmovzxwd(xm, yword[src]);
+            vpslld(x, x, 16);
+            return;
+        case dw_kind::u8:
+        case dw_kind::s8:
+            if (d_.kind == dw_kind::u8)
+                vpmovzxbd(xm, xword[src]);
+            else
+                vpmovsxbd(xm, xword[src]);
+            if (d_.has_zero_point) vpsubd(x, x, zpv());
+            return;
+    }
 }
 
 // The tail's src accesses are masked (k_tail); masked-off lanes are not

@@ -1,6 +1,12 @@
 // AVX-512 depthwise-convolution micro-kernel generator (conv/dw_ukernel.h)
 // on zmm, for all four kinds (f32, bf16, u8, s8); needs only avx512_core.
-// Specialised on kind, m (1..8) and has_zero_point (int kinds).
+// Specialised on kind, m (1..8), has_zero_point (int kinds) and row_taps.
+//
+// row_taps R > 0 (taps in groups of R spaced like the pixels): per group
+// the R weight vectors of each channel block sit in registers and the
+// m + R - 1 src vectors of the group are loaded once each, every one
+// multiplied into the up to R accumulators that use it (pixel s - k with
+// tap k), which keeps each accumulator's taps in increasing order.
 //
 // A runtime loop walks the nblocks blocks of m pixels (src offset and acc
 // rows kept in a small stack frame); per block, channels sit in the 16 lanes of a zmm.  An outer runtime loop walks the
@@ -53,6 +59,15 @@ private:
     void zero_acc(int nb);
     void tap_loop(int nb, bool tail);  // runtime loop over taps
     void tap(int nb, bool tail);     // one tap: weights, then m pixels
+    void tap_group(int nb, bool tail);  // row_taps: R taps, m + R - 1 src vectors
+    void row_x(int s, int j, bool tail);  // xr(j) = X at group pixel s (widened, minus zp)
+    Xbyak::RegExp src_row_at(int s) const;  // group pixel s (0 .. m + R - 2)
+    // row_taps register map: weights of tap k, block j in zmm16 + j R + k
+    // (R <= 5: up to zmm25), the src vector of block j in zmm26 + j, an int
+    // product in zmm28 + j.
+    Xbyak::Zmm wr(int k, int j) const { return Xbyak::Zmm(16 + j * rt_ + k); }
+    static Xbyak::Zmm xr(int j) { return Xbyak::Zmm(26 + j); }
+    static Xbyak::Zmm pr(int j) { return Xbyak::Zmm(28 + j); }
     void pixel(int r, int j, bool tail);  // acc(r, j) += X(r) * W
     void set_acc_rows();             // row pointers for store()
     void store(int nb, bool tail);
@@ -62,6 +77,7 @@ private:
     conv::dw_ukernel_desc d_;
     int m_ = 1;
     int elem_ = 4;  // src bytes per channel
+    int rt_ = 0;    // row_taps
 
     // GPR map (System V: the args pointer arrives in rdi).
     const Xbyak::Reg64 reg_args = rdi;
@@ -76,7 +92,7 @@ private:
     const Xbyak::Reg64 reg_t = rax;       // tap index (tap loop), scratch elsewhere
     const Xbyak::Reg64 reg_src = rbx;     // pixel 0 of tap t at the block
     const Xbyak::Reg64 reg_src4 = r12;    // pixel 4
-    const Xbyak::Reg64 reg_w = r13;       // tap t's weight row
+    const Xbyak::Reg64 reg_w = r13;       // tap t's weight row (row_taps: then group pixel 8)
     const Xbyak::Reg64 reg_acc = r14;     // acc row 0 at the block
     const Xbyak::Reg64 reg_ldc = r15;     // acc_ld * 4
     const Xbyak::Reg64 reg_blocks = rbp;  // blocks left

@@ -121,6 +121,38 @@ struct operands {
     }
 };
 
+// Taps in groups of R along a row, spaced like the pixels (the row_taps
+// promise): group g's region holds m + R - 1 pixels, tap g R + k starts k
+// pixels in; the last region ends at the src guard.  Weight rows as in
+// operands::place.
+template <typename FillSrc, typename FillW>
+void place_rows(operands &ops, dw_kind kind, int m, int R, int64_t channels, int64_t groups,
+                int64_t stride_pixels, FillSrc fill_src, FillW fill_w) {
+    const int64_t elem = anvil::conv::dw_src_bytes(kind);
+    ops.pix_stride = stride_pixels * channels * elem;
+    const int64_t npix = m + R - 1;
+    const int64_t region = (npix - 1) * ops.pix_stride + channels * elem;
+    const int64_t w_bytes = padded(channels) * 4;
+    const int64_t ntaps = groups * R;
+    uint8_t *src0 = reinterpret_cast<uint8_t *>(ops.gsrc.end()) - groups * region;
+    uint8_t *w0 = reinterpret_cast<uint8_t *>(ops.gw.end()) - ntaps * w_bytes;
+    ops.src_taps.assign(size_t(ntaps), nullptr);
+    ops.w_taps.assign(size_t(ntaps), nullptr);
+    for (int64_t gi = 0; gi < groups; ++gi) {
+        uint8_t *s = src0 + gi * region;
+        std::memset(s, 0xff, size_t(region));
+        for (int64_t r = 0; r < npix; ++r)
+            for (int64_t c = 0; c < channels; ++c) fill_src(s + r * ops.pix_stride + c * elem);
+        for (int k = 0; k < R; ++k) ops.src_taps[size_t(gi * R + k)] = s + k * ops.pix_stride;
+    }
+    for (int64_t t = 0; t < ntaps; ++t) {
+        uint8_t *w = w0 + t * w_bytes;
+        std::memset(w, 0xff, size_t(w_bytes));
+        for (int64_t c = 0; c < channels; ++c) fill_w(w + c * 4);
+        ops.w_taps[size_t(t)] = w;
+    }
+}
+
 // acc rows of acc_ld elements for kMaxRows + 1 rows, kMargin sentinels
 // before and after.
 struct acc_block {
@@ -289,6 +321,57 @@ int64_t sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
     return calls;
 }
 
+// Kernels made with row_taps R: every kind, m, R 1..kDwMaxRowTaps, whole
+// groups of taps, nblocks 1..3, integer data (exact) and f32 fractions.
+int64_t row_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
+    tu::rng rng(seed);
+    operands ops;
+    tu::fault_reporter fr;
+    int64_t calls = 0;
+    for (dw_kind kind : {dw_kind::f32, dw_kind::bf16, dw_kind::u8, dw_kind::s8})
+        for (const zp_case &z : zp_cases(kind))
+            for (int R = 1; R <= anvil::conv::kDwMaxRowTaps; ++R)
+                for (int m = 1; m <= kDwMaxM; ++m) {
+                    dw_ukernel_ref k;
+                    REQUIRE(be.get(anvil::conv::make_dw_desc(uint8_t(be.tier()), kind, m, z.on, R),
+                                   &k) == anvil_success);
+                    for (int64_t ch : {int64_t(1), int64_t(17), int64_t(33), int64_t(64 + 13)})
+                        for (int64_t groups : {0, 1, 3}) {
+                            ++calls;
+                            const bool frac = kind == dw_kind::f32 && calls % 2 == 0;
+                            auto fill = [&](uint8_t *p, bool weight) {
+                                if (kind == dw_kind::f32) {
+                                    const float v = frac ? rng.frac() * std::ldexp(1.0f, int(rng.ival(-6, 6)))
+                                                         : float(rng.ival(-16, 16));
+                                    std::memcpy(p, &v, 4);
+                                } else if (kind == dw_kind::bf16) {
+                                    const float v = float(rng.ival(-16, 16));
+                                    if (weight) {
+                                        std::memcpy(p, &v, 4);
+                                    } else {
+                                        const uint16_t h = uint16_t(tu::bits(v) >> 16);
+                                        std::memcpy(p, &h, 2);
+                                    }
+                                } else if (weight) {
+                                    const int32_t v = calls % 3 == 0 ? int32_t(rng.ival(INT32_MIN, INT32_MAX))
+                                                                     : int32_t(rng.ival(-128, 127));
+                                    std::memcpy(p, &v, 4);
+                                } else {
+                                    *p = uint8_t(rng.ival(0, 255));
+                                }
+                            };
+                            const int64_t nb = kBlocks[calls % 3];
+                            place_rows(ops, kind, int(m * nb), R, ch, groups, 1 + (calls / 3) % 2,
+                                       [&](uint8_t *p) { fill(p, false); },
+                                       [&](uint8_t *p) { fill(p, true); });
+                            const std::string diff = run_and_check(be, k, kind, m, nb, z.on, z.zp, ch,
+                                                                   1 + calls % 5, ops, fr);
+                            if (!diff.empty() && ++*failed <= 10) FAIL_CHECK(diff);
+                        }
+                }
+    return calls;
+}
+
 // f32 fractions (20 significant bits, so products round): bitwise equal to
 // the std::fma loop.
 int64_t fraction_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
@@ -359,6 +442,14 @@ TEST_CASE("dw ukernel: jit kernels are named, cached and kept alive") {
         MESSAGE("no AVX-512: JIT dw backend absent");
         return;
     }
+    {
+        dw_ukernel_ref r;
+        REQUIRE(jit->get(anvil::conv::make_dw_desc(0, dw_kind::u8, 6, true, 3), &r) == anvil_success);
+        CHECK(std::string(r.name) == "anvil_conv_dw_avx512_u8_m6_zp_r3");
+        dw_ukernel_desc bad = anvil::conv::make_dw_desc(0, dw_kind::f32, 6, false, 0);
+        bad.row_taps = anvil::conv::kDwMaxRowTaps + 1;
+        CHECK(jit->get(bad, &r) == anvil_invalid_argument);
+    }
     const char *want[4] = {"anvil_conv_dw_avx512_f32_m8", "anvil_conv_dw_avx512_bf16_m8",
                            "anvil_conv_dw_avx512_u8_m8_zp", "anvil_conv_dw_avx512_s8_m8"};
     const dw_kind kinds[4] = {dw_kind::f32, dw_kind::bf16, dw_kind::u8, dw_kind::s8};
@@ -395,6 +486,44 @@ TEST_CASE("dw ukernel: f32 fractions, bitwise equal to the std::fma order") {
         int64_t failed = 0;
         const int64_t calls = fraction_sweep(*be, 777, &failed);
         CHECK_MESSAGE(failed == 0, std::string(be->name()), ": ", failed, " of ", calls, " calls differ");
+    }
+}
+
+TEST_CASE("dw ukernel: row_taps kernels (taps in rows spaced like the pixels)") {
+    for (const dw_backend *be : backends_under_cap()) {
+        CAPTURE(std::string(be->name()));
+        int64_t failed = 0;
+        const int64_t calls = row_sweep(*be, 4242, &failed);
+        CHECK_MESSAGE(failed == 0, std::string(be->name()), ": ", failed, " of ", calls, " calls differ");
+    }
+}
+
+TEST_CASE("dw ukernel: nblocks < 1 writes nothing") {
+    for (const dw_backend *be : backends_under_cap()) {
+        CAPTURE(std::string(be->name()));
+        for (int R : {0, 3}) {
+            const dw_ukernel_ref k = get_kernel(*be, dw_kind::f32, 4, false);
+            dw_ukernel_ref kr;
+            REQUIRE(be->get(anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind::f32, 4, false, R), &kr) ==
+                    anvil_success);
+            std::vector<float> src(64, 1.0f), w(16, 1.0f), acc(64, -7.0f);
+            std::vector<const uint8_t *> st(3, reinterpret_cast<const uint8_t *>(src.data()));
+            std::vector<const void *> wt(3, w.data());
+            dw_ukernel_args a{};
+            a.src_taps = st.data();
+            a.w_taps = wt.data();
+            a.acc = acc.data();
+            a.ntaps = 3;
+            a.pix_stride = 0;
+            a.channels = 16;
+            a.acc_ld = 16;
+            a.m = 4;
+            for (int64_t nb : {0, -1}) {
+                a.nblocks = nb;
+                (R ? kr : k).fn(&a);
+                CHECK(std::all_of(acc.begin(), acc.end(), [](float v) { return v == -7.0f; }));
+            }
+        }
     }
 }
 

@@ -78,7 +78,8 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     };
     // Runs nb blocks of m pixels from ow0 with the taps kw in [kw_lo,
     // kw_hi): one kernel call (more when acc_buf fills up).
-    auto call = [&](int64_t ow0, int64_t m, int64_t nb, int64_t kw_lo, int64_t kw_hi) {
+    auto call = [&](const dw_ukernel_fn *fns, int64_t ow0, int64_t m, int64_t nb, int64_t kw_lo,
+                    int64_t kw_hi) {
         int64_t t = 0;
         const int64_t iw0 = ow0 * g.SW - g.PL;
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
@@ -102,7 +103,7 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
                 buf_n += take * m;
             }
             a.nblocks = take;
-            c.k->fn[m](&a);
+            fns[m](&a);
             nb -= take;
             ow0 += take * m;
             if (nb > 0)
@@ -115,7 +116,7 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
         int64_t kw_lo = 0, kw_hi = g.KW;
         while (kw_lo < g.KW && iw0 + kw_lo * dw < 0) ++kw_lo;
         while (kw_hi > kw_lo && iw0 + (kw_hi - 1) * dw >= g.IW) --kw_hi;
-        call(ow, 1, 1, kw_lo, kw_hi);
+        call(c.k->fn, ow, 1, 1, kw_lo, kw_hi);
     };
     for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
     const int64_t len = hi - lo;
@@ -124,8 +125,11 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
         // rest of base, each size one call of nt blocks.
         const int64_t nt = ceil_div(len, kDwMaxM);
         const int64_t base = len / nt, extra = len % nt;
-        if (extra > 0) call(lo, base + 1, extra, 0, g.KW);
-        call(lo + extra * (base + 1), base, nt - extra, 0, g.KW);
+        // Full kernel rows, kh-major: groups of KW taps kw * dw pixels
+        // apart, which row kernels take when that is the pixel stride.
+        const dw_ukernel_fn *fns = c.k->row_taps > 0 ? c.k->fn_row : c.k->fn;
+        if (extra > 0) call(fns, lo, base + 1, extra, 0, g.KW);
+        call(fns, lo + extra * (base + 1), base, nt - extra, 0, g.KW);
     }
     for (int64_t ow = std::max(hi, lo); ow < g.OW; ++ow) edge(ow);
     if (!c.direct_dst) flush();
@@ -141,14 +145,18 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, int32_t src_zero_poin
                                         : dw_kind::s8;
     const dw_backend &be = select_dw_backend();
     k->backend_name = be.name();
-    for (int m = 1; m <= kDwMaxM; ++m) {
-        dw_ukernel_ref ref;
-        const anvil_status_t st =
-            be.get(make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0), &ref);
-        if (st != anvil_success) return st;
-        k->fn[m] = ref.fn;
-        k->keep_alive.push_back(ref.keep_alive);
-    }
+    const conv_geom &g = p.g;
+    k->row_taps = g.DW + 1 == g.SW && g.KW <= kDwMaxRowTaps ? int(g.KW) : 0;
+    for (int m = 1; m <= kDwMaxM; ++m)
+        for (int row = 0; row < (k->row_taps > 0 ? 2 : 1); ++row) {
+            dw_ukernel_ref ref;
+            const anvil_status_t st = be.get(
+                make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, row ? k->row_taps : 0),
+                &ref);
+            if (st != anvil_success) return st;
+            (row ? k->fn_row : k->fn)[m] = ref.fn;
+            k->keep_alive.push_back(ref.keep_alive);
+        }
     return anvil_success;
 }
 

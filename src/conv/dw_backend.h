@@ -20,8 +20,10 @@ public:
     virtual ~dw_backend() = default;
     virtual const char *name() const = 0;  // "jit:avx512_dw", "hwy:AVX2", "scalar"
     virtual anvil_isa_t tier() const = 0;
-    // Kernel for desc (1 <= m <= kDwMaxM, a dw_kind, has_zero_point 0 or 1;
-    // anything else: anvil_invalid_argument).  has_zero_point is ignored for
+    // Kernel for desc (1 <= m <= kDwMaxM, a dw_kind, has_zero_point 0 or 1,
+    // row_taps <= kDwMaxRowTaps; anything else: anvil_invalid_argument).
+    // A kernel for row_taps R > 0 is only called with taps that keep
+    // dw_ukernel_desc's promise.  has_zero_point is ignored for
     // f32 / bf16.  Every backend's kernel for one desc obeys desc.m and
     // desc.has_zero_point: a kernel made with has_zero_point == 0 never
     // subtracts args->zero_point (so it is only correct when that is 0).
@@ -30,8 +32,10 @@ public:
 
 // The descriptor with every byte set (reserved bytes zero; has_zero_point
 // only for the int kinds).
-inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_zero_point) {
+inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_zero_point,
+                                    int row_taps = 0) {
     dw_ukernel_desc d{};
+    d.row_taps = uint8_t(row_taps);
     d.tier = tier;
     d.kind = kind;
     d.m = uint8_t(m);
@@ -41,7 +45,7 @@ inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_
 
 inline bool dw_desc_valid(const dw_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kDwMaxM && uint8_t(d.kind) <= uint8_t(dw_kind::s8) &&
-           d.has_zero_point <= 1;
+           d.has_zero_point <= 1 && d.row_taps <= kDwMaxRowTaps;
 }
 
 // Best backend under the effective ISA.  Never null.

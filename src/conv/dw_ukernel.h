@@ -22,6 +22,7 @@ enum class dw_kind : uint8_t {
 
 constexpr int kDwMaxM = 8;        // pixels per block (register block)
 constexpr int kDwLanes = 16;      // channels per vector; packed weights padded to it
+constexpr int kDwMaxRowTaps = 5;  // dw_ukernel_desc::row_taps at most
 
 // One call, for pixel r in [0, nblocks * m) and channel c in [0, channels)
 // (pixel r is pixel r % m of block r / m; blocks are computed one after
@@ -61,7 +62,14 @@ struct dw_ukernel_desc {
     dw_kind kind;
     uint8_t m;         // 1..kDwMaxM
     uint8_t has_zero_point;  // 1: subtract args->zero_point (int kinds only)
-    uint8_t reserved[4];
+    // 0, or R in 1..kDwMaxRowTaps: the caller promises that the taps come
+    // in groups of R along a row, spaced like the pixels: ntaps % R == 0
+    // and src_taps[g R + k] == src_taps[g R] + k * pix_stride for k < R
+    // (stride-1 taps of one kernel row).  The result is the same formula;
+    // a kernel may read only src_taps[g R] and load each src vector once
+    // for the up to R taps that use it.  Portable kernels ignore it.
+    uint8_t row_taps;
+    uint8_t reserved[3];
 };
 static_assert(sizeof(dw_ukernel_desc) == 8, "dw_ukernel_desc must stay 8 packed bytes");
 
