@@ -21,7 +21,8 @@ const char *kind_name(dw_kind k) {
 
 std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
     return std::string("anvil_conv_dw_avx512_") + kind_name(d.kind) + "_m" + std::to_string(d.m) +
-           (d.has_zero_point ? "_zp" : "") + (d.row_taps ? "_r" + std::to_string(d.row_taps) : "");
+           (d.has_zero_point ? "_zp" : "") +
+           (d.row_taps ? "_r" + std::to_string(d.row_taps) + "s" + std::to_string(d.row_step) : "");
 }
 
 jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
@@ -30,6 +31,8 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
         XBYAK_THROW(ERR_INTERNAL)
     m_ = d.m;
     rt_ = d.row_taps;
+    rs_ = rt_ ? d.row_step : 1;
+    if (rt_ && (rs_ < 1 || rs_ > conv::kDwMaxRowStep)) XBYAK_THROW(ERR_INTERNAL)
     elem_ = conv::dw_src_bytes(d.kind);
     if (!is_int()) d_.has_zero_point = 0;
     prologue();
@@ -45,7 +48,12 @@ void jit_conv_dw_avx512::prologue() {
     mov(reg_acc, ptr[reg_args + offsetof(dw_ukernel_args, acc)]);
     mov(reg_ntaps, ptr[reg_args + offsetof(dw_ukernel_args, ntaps)]);
     mov(reg_ps, ptr[reg_args + offsetof(dw_ukernel_args, pix_stride)]);
-    lea(reg_ps3, ptr[reg_ps + reg_ps * 2]);
+    if (rt_ > 0) {
+        mov(reg_cs, reg_ps);  // column stride: pix_stride / S
+        if (rs_ == 2) sar(reg_cs, 1);
+    } else {
+        lea(reg_ps3, ptr[reg_ps + reg_ps * 2]);
+    }
     mov(reg_blocks, ptr[reg_args + offsetof(dw_ukernel_args, nblocks)]);
     mov(reg_ldc, ptr[reg_args + offsetof(dw_ukernel_args, acc_ld)]);
     shl(reg_ldc, 2);  // f32 and int32 accumulators are both 4 bytes
@@ -187,13 +195,13 @@ void jit_conv_dw_avx512::tap(int nb, bool tail) {
         for (int r = 0; r < m_; ++r) pixel(r, j, tail);
 }
 
+// Column s of the group: reg_src walks 4 columns at a time (tap_group).
 RegExp jit_conv_dw_avx512::src_row_at(int s) const {
-    if (s < 8) return src_at(s);
     switch (s % 4) {
-        case 0: return reg_w + 0;
-        case 1: return reg_w + reg_ps;
-        case 2: return reg_w + reg_ps * 2;
-        default: return reg_w + reg_ps3;
+        case 0: return reg_src + 0;
+        case 1: return reg_src + reg_cs;
+        case 2: return reg_src + reg_cs * 2;
+        default: return reg_src + reg_cs3;
     }
 }
 
@@ -209,19 +217,20 @@ void jit_conv_dw_avx512::tap_group(int nb, bool tail) {
                 vmovups(wr(k, j), w);
         }
     }
-    const int npix = m_ + rt_ - 1;
+    const int ncol = rs_ * (m_ - 1) + rt_;
     mov(reg_src, ptr[reg_src_taps + reg_t * 8]);
     add(reg_src, reg_soff);
-    if (npix > 4) lea(reg_src4, ptr[reg_src + reg_ps * 4]);
-    if (npix > 8) lea(reg_w, ptr[reg_src + reg_ps * 8]);
-    for (int s = 0; s < npix; ++s)
+    if (ncol > 3) lea(reg_cs3, ptr[reg_cs + reg_cs * 2]);
+    for (int s = 0; s < ncol; ++s) {
+        if (s > 0 && s % 4 == 0) lea(reg_src, ptr[reg_src + reg_cs * 4]);
         for (int j = 0; j < nb; ++j) {
             row_x(s, j, tail);
-            // Pixel r = s - k uses this vector with tap k; k rises with s
-            // for a fixed r: the taps' order.
+            // Pixel r reads column S r + k with tap k; k rises with s for
+            // a fixed r: the taps' order.
             for (int k = 0; k < rt_; ++k) {
-                const int r = s - k;
-                if (r < 0 || r >= m_) continue;
+                if ((s - k) % rs_ != 0) continue;
+                const int r = (s - k) / rs_;
+                if (s < k || r >= m_) continue;
                 if (is_int()) {
                     vpmulld(pr(j), xr(j), wr(k, j));  // low 32 bits: wrap-around
                     vpaddd(acc(r, j), acc(r, j), pr(j));
@@ -230,6 +239,7 @@ void jit_conv_dw_avx512::tap_group(int nb, bool tail) {
                 }
             }
         }
+    }
 }
 
 // Lanes past the tail are loaded as zero (masked, no fault); their

@@ -2,11 +2,12 @@
 // on zmm, for all four kinds (f32, bf16, u8, s8); needs only avx512_core.
 // Specialised on kind, m (1..8), has_zero_point (int kinds) and row_taps.
 //
-// row_taps R > 0 (taps in groups of R spaced like the pixels): per group
-// the R weight vectors of each channel block sit in registers and the
-// m + R - 1 src vectors of the group are loaded once each, every one
-// multiplied into the up to R accumulators that use it (pixel s - k with
-// tap k), which keeps each accumulator's taps in increasing order.
+// row_taps R > 0 (taps in groups of R, row_step S taps per pixel step):
+// per group the R weight vectors of each channel block sit in registers
+// and the S (m - 1) + R src columns of the group are loaded once each,
+// every one multiplied into the accumulators that use it (pixel r with
+// tap k at column S r + k), which keeps each accumulator's taps in
+// increasing order.
 //
 // A runtime loop walks the nblocks blocks of m pixels (src offset and acc
 // rows kept in a small stack frame); per block, channels sit in the 16 lanes of a zmm.  An outer runtime loop walks the
@@ -61,7 +62,7 @@ private:
     void tap(int nb, bool tail);     // one tap: weights, then m pixels
     void tap_group(int nb, bool tail);  // row_taps: R taps, m + R - 1 src vectors
     void row_x(int s, int j, bool tail);  // xr(j) = X at group pixel s (widened, minus zp)
-    Xbyak::RegExp src_row_at(int s) const;  // group pixel s (0 .. m + R - 2)
+    Xbyak::RegExp src_row_at(int s) const;  // group column s (reg_src at column s & ~3)
     // row_taps register map: weights of tap k, block j in zmm16 + j R + k
     // (R <= 5: up to zmm25), the src vector of block j in zmm26 + j, an int
     // product in zmm28 + j.
@@ -78,6 +79,7 @@ private:
     int m_ = 1;
     int elem_ = 4;  // src bytes per channel
     int rt_ = 0;    // row_taps
+    int rs_ = 1;    // row_step
 
     // GPR map (System V: the args pointer arrives in rdi).
     const Xbyak::Reg64 reg_args = rdi;
@@ -87,12 +89,15 @@ private:
     const Xbyak::Reg64 reg_ntaps = r8;
     const Xbyak::Reg64 reg_ps = r9;       // pix_stride, bytes
     const Xbyak::Reg64 reg_ps3 = r10;     // 3 * pix_stride
+    // row_taps kernels: the column stride (pix_stride / row_step) and 3 times it.
+    const Xbyak::Reg64 reg_cs = r10;
+    const Xbyak::Reg64 reg_cs3 = r12;
     const Xbyak::Reg64 reg_coff = r11;    // the channel block's src byte offset (in the pixel)
     const Xbyak::Reg64 reg_soff = rdi;    // block's src offset + reg_coff (rdi: args, after the prologue)
     const Xbyak::Reg64 reg_t = rax;       // tap index (tap loop), scratch elsewhere
     const Xbyak::Reg64 reg_src = rbx;     // pixel 0 of tap t at the block
     const Xbyak::Reg64 reg_src4 = r12;    // pixel 4
-    const Xbyak::Reg64 reg_w = r13;       // tap t's weight row (row_taps: then group pixel 8)
+    const Xbyak::Reg64 reg_w = r13;       // tap t's weight row
     const Xbyak::Reg64 reg_acc = r14;     // acc row 0 at the block
     const Xbyak::Reg64 reg_ldc = r15;     // acc_ld * 4
     const Xbyak::Reg64 reg_blocks = rbp;  // blocks left

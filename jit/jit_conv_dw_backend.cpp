@@ -24,7 +24,7 @@ public:
         // The descriptor as cached: this tier and no stray reserved bytes.
         const dw_ukernel_desc d =
             make_dw_desc(uint8_t(anvil_isa_avx512_core), desc.kind, desc.m, desc.has_zero_point != 0,
-                         desc.row_taps);
+                         desc.row_taps, desc.row_step);
         cache::kernel_ptr k;
         const anvil_status_t st =
             jit::cached_kernel<jit::jit_conv_dw_avx512>(t_front_dw_avx512, d, "conv_dw_avx512:", &k);

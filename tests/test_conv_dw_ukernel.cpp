@@ -121,17 +121,19 @@ struct operands {
     }
 };
 
-// Taps in groups of R along a row, spaced like the pixels (the row_taps
-// promise): group g's region holds m + R - 1 pixels, tap g R + k starts k
-// pixels in; the last region ends at the src guard.  Weight rows as in
-// operands::place.
+// Taps in groups of R along a row, S = step taps per pixel step (the
+// row_taps promise): columns are pix_stride / S apart (stride_cols
+// channel vectors each), group g's region holds S (m - 1) + R columns,
+// tap g R + k starts at column k; the last region ends at the src guard.
+// Weight rows as in operands::place.
 template <typename FillSrc, typename FillW>
-void place_rows(operands &ops, dw_kind kind, int m, int R, int64_t channels, int64_t groups,
-                int64_t stride_pixels, FillSrc fill_src, FillW fill_w) {
+void place_rows(operands &ops, dw_kind kind, int m, int R, int S, int64_t channels, int64_t groups,
+                int64_t stride_cols, FillSrc fill_src, FillW fill_w) {
     const int64_t elem = anvil::conv::dw_src_bytes(kind);
-    ops.pix_stride = stride_pixels * channels * elem;
-    const int64_t npix = m + R - 1;
-    const int64_t region = (npix - 1) * ops.pix_stride + channels * elem;
+    const int64_t col = stride_cols * channels * elem;
+    ops.pix_stride = S * col;
+    const int64_t npix = int64_t(S) * (m - 1) + R;
+    const int64_t region = (npix - 1) * col + channels * elem;
     const int64_t w_bytes = padded(channels) * 4;
     const int64_t ntaps = groups * R;
     uint8_t *src0 = reinterpret_cast<uint8_t *>(ops.gsrc.end()) - groups * region;
@@ -142,8 +144,8 @@ void place_rows(operands &ops, dw_kind kind, int m, int R, int64_t channels, int
         uint8_t *s = src0 + gi * region;
         std::memset(s, 0xff, size_t(region));
         for (int64_t r = 0; r < npix; ++r)
-            for (int64_t c = 0; c < channels; ++c) fill_src(s + r * ops.pix_stride + c * elem);
-        for (int k = 0; k < R; ++k) ops.src_taps[size_t(gi * R + k)] = s + k * ops.pix_stride;
+            for (int64_t c = 0; c < channels; ++c) fill_src(s + r * col + c * elem);
+        for (int k = 0; k < R; ++k) ops.src_taps[size_t(gi * R + k)] = s + k * col;
     }
     for (int64_t t = 0; t < ntaps; ++t) {
         uint8_t *w = w0 + t * w_bytes;
@@ -321,7 +323,7 @@ int64_t sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
     return calls;
 }
 
-// Kernels made with row_taps R: every kind, m, R 1..kDwMaxRowTaps, whole
+// Kernels made with row_taps R, row_step S: every kind, m, R, S, whole
 // groups of taps, nblocks 1..3, integer data (exact) and f32 fractions.
 int64_t row_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
     tu::rng rng(seed);
@@ -331,9 +333,10 @@ int64_t row_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
     for (dw_kind kind : {dw_kind::f32, dw_kind::bf16, dw_kind::u8, dw_kind::s8})
         for (const zp_case &z : zp_cases(kind))
             for (int R = 1; R <= anvil::conv::kDwMaxRowTaps; ++R)
+                for (int S = 1; S <= anvil::conv::kDwMaxRowStep; ++S)
                 for (int m = 1; m <= kDwMaxM; ++m) {
                     dw_ukernel_ref k;
-                    REQUIRE(be.get(anvil::conv::make_dw_desc(uint8_t(be.tier()), kind, m, z.on, R),
+                    REQUIRE(be.get(anvil::conv::make_dw_desc(uint8_t(be.tier()), kind, m, z.on, R, S),
                                    &k) == anvil_success);
                     for (int64_t ch : {int64_t(1), int64_t(17), int64_t(33), int64_t(64 + 13)})
                         for (int64_t groups : {0, 1, 3}) {
@@ -361,7 +364,7 @@ int64_t row_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
                                 }
                             };
                             const int64_t nb = kBlocks[calls % 3];
-                            place_rows(ops, kind, int(m * nb), R, ch, groups, 1 + (calls / 3) % 2,
+                            place_rows(ops, kind, int(m * nb), R, S, ch, groups, 1 + (calls / 3) % 2,
                                        [&](uint8_t *p) { fill(p, false); },
                                        [&](uint8_t *p) { fill(p, true); });
                             const std::string diff = run_and_check(be, k, kind, m, nb, z.on, z.zp, ch,
@@ -445,9 +448,15 @@ TEST_CASE("dw ukernel: jit kernels are named, cached and kept alive") {
     {
         dw_ukernel_ref r;
         REQUIRE(jit->get(anvil::conv::make_dw_desc(0, dw_kind::u8, 6, true, 3), &r) == anvil_success);
-        CHECK(std::string(r.name) == "anvil_conv_dw_avx512_u8_m6_zp_r3");
+        CHECK(std::string(r.name) == "anvil_conv_dw_avx512_u8_m6_zp_r3s1");
         dw_ukernel_desc bad = anvil::conv::make_dw_desc(0, dw_kind::f32, 6, false, 0);
         bad.row_taps = anvil::conv::kDwMaxRowTaps + 1;
+        bad.row_step = 1;
+        CHECK(jit->get(bad, &r) == anvil_invalid_argument);
+        bad = anvil::conv::make_dw_desc(0, dw_kind::f32, 6, false, 3, 2);
+        bad.row_step = anvil::conv::kDwMaxRowStep + 1;
+        CHECK(jit->get(bad, &r) == anvil_invalid_argument);
+        bad.row_step = 0;
         CHECK(jit->get(bad, &r) == anvil_invalid_argument);
     }
     const char *want[4] = {"anvil_conv_dw_avx512_f32_m8", "anvil_conv_dw_avx512_bf16_m8",
@@ -574,8 +583,13 @@ TEST_CASE("dw ukernel: throughput (f32 m=8, 9 taps, 64 channels)" * doctest::ski
     a.acc_ld = ch;
     a.m = m;
     a.nblocks = 1;
-    for (const dw_backend *be : backends_under_cap()) {
-        const dw_ukernel_ref k = get_kernel(*be, dw_kind::f32, m, false);
+    for (const dw_backend *be : backends_under_cap())
+        for (int R : {0, 3}) {
+        // R = 3: the row_taps kernel (the 3x3 window's taps are rows of 3
+        // pixels).
+        dw_ukernel_ref k;
+        REQUIRE(be->get(anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind::f32, m, false, R), &k) ==
+                anvil_success);
         const int64_t iters = std::string(be->name()) == "scalar" ? 20000 : 2000000;
         for (int i = 0; i < 1000; ++i) k.fn(&a);
         const auto t0 = std::chrono::steady_clock::now();

@@ -146,12 +146,18 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, int32_t src_zero_poin
     const dw_backend &be = select_dw_backend();
     k->backend_name = be.name();
     const conv_geom &g = p.g;
-    k->row_taps = g.DW + 1 == g.SW && g.KW <= kDwMaxRowTaps ? int(g.KW) : 0;
+    // Interior taps of one kernel row are (DW + 1) pixels apart, pixels SW:
+    // row kernels when SW = S (DW + 1) with S <= kDwMaxRowStep.
+    const int64_t step = g.SW % (g.DW + 1) == 0 ? g.SW / (g.DW + 1) : 0;
+    const bool rows = step >= 1 && step <= kDwMaxRowStep && g.KW <= kDwMaxRowTaps;
+    k->row_taps = rows ? int(g.KW) : 0;
+    k->row_step = rows ? int(step) : 0;
     for (int m = 1; m <= kDwMaxM; ++m)
         for (int row = 0; row < (k->row_taps > 0 ? 2 : 1); ++row) {
             dw_ukernel_ref ref;
             const anvil_status_t st = be.get(
-                make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, row ? k->row_taps : 0),
+                make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, row ? k->row_taps : 0,
+                             k->row_step),
                 &ref);
             if (st != anvil_success) return st;
             (row ? k->fn_row : k->fn)[m] = ref.fn;

@@ -22,10 +22,12 @@ namespace anvil::conv {
 struct conv_dw_kernels {
     dw_kind kind = dw_kind::f32;
     dw_ukernel_fn fn[kDwMaxM + 1] = {};
-    // Interior tiles when their taps come in rows spaced like the pixels
-    // (kw step == SW, KW <= kDwMaxRowTaps): kernels made with row_taps =
-    // KW; row_taps == 0: none (fn for everything).
+    // Interior tiles when their kernel rows' taps are pix_stride / S apart
+    // (SW = S (DW + 1), S <= kDwMaxRowStep, KW <= kDwMaxRowTaps): kernels
+    // made with row_taps = KW, row_step = S; row_taps == 0: none (fn for
+    // everything).
     int row_taps = 0;
+    int row_step = 0;
     dw_ukernel_fn fn_row[kDwMaxM + 1] = {};
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::string backend_name;

@@ -23,6 +23,7 @@ enum class dw_kind : uint8_t {
 constexpr int kDwMaxM = 8;        // pixels per block (register block)
 constexpr int kDwLanes = 16;      // channels per vector; packed weights padded to it
 constexpr int kDwMaxRowTaps = 5;  // dw_ukernel_desc::row_taps at most
+constexpr int kDwMaxRowStep = 2;  // dw_ukernel_desc::row_step at most
 
 // One call, for pixel r in [0, nblocks * m) and channel c in [0, channels)
 // (pixel r is pixel r % m of block r / m; blocks are computed one after
@@ -63,13 +64,17 @@ struct dw_ukernel_desc {
     uint8_t m;         // 1..kDwMaxM
     uint8_t has_zero_point;  // 1: subtract args->zero_point (int kinds only)
     // 0, or R in 1..kDwMaxRowTaps: the caller promises that the taps come
-    // in groups of R along a row, spaced like the pixels: ntaps % R == 0
-    // and src_taps[g R + k] == src_taps[g R] + k * pix_stride for k < R
-    // (stride-1 taps of one kernel row).  The result is the same formula;
-    // a kernel may read only src_taps[g R] and load each src vector once
-    // for the up to R taps that use it.  Portable kernels ignore it.
+    // in groups of R along a row, S = row_step taps per pixel step:
+    // ntaps % R == 0, pix_stride % S == 0 and src_taps[g R + k] ==
+    // src_taps[g R] + k * (pix_stride / S) for k < R (the taps of one
+    // kernel row when kw steps are pix_stride / S apart: S = 1 for stride
+    // 1, S = 2 for stride 2).  The result is the same formula; a kernel
+    // may read only src_taps[g R] and load each src vector once for the
+    // taps that use it (pixel r, tap k reads column S r + k of the group).
+    // Portable kernels ignore both.
     uint8_t row_taps;
-    uint8_t reserved[3];
+    uint8_t row_step;  // 0 when row_taps == 0, else S in 1..kDwMaxRowStep
+    uint8_t reserved[2];
 };
 static_assert(sizeof(dw_ukernel_desc) == 8, "dw_ukernel_desc must stay 8 packed bytes");
 
