@@ -57,8 +57,31 @@ void fill_view(const conv_plan &p, const uint8_t *src, int32_t zero_point, uint8
         }
         // Per pixel and group: ICg values (shifted for s8), then zeros.
         const int64_t icb = g.ICg * eb, icpb = p.ICgp * eb;
+        const int64_t count = g.IW * g.G;
         const uint8_t x = shift ? 0x80 : 0;
-        for (int64_t px = 0; px < g.IW * g.G; ++px, in += icb, o += icpb) {
+        int64_t px = 0;
+        if (icpb == 4 || icpb == 8) {
+            // Whole words: load icpb bytes (the next pixel's first ones
+            // included), keep the first icb, shift, store.  All but the
+            // row's last pixel, whose load could pass the source's end.
+            const uint64_t keep = icb >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * icb)) - 1;
+            const uint64_t flip = 0x8080808080808080ull & keep & (shift ? ~uint64_t(0) : 0);
+            if (icpb == 4)
+                for (; px + 1 < count; ++px, in += icb, o += 4) {
+                    uint32_t w;
+                    std::memcpy(&w, in, 4);
+                    w = (w & uint32_t(keep)) ^ uint32_t(flip);
+                    std::memcpy(o, &w, 4);
+                }
+            else
+                for (; px + 1 < count; ++px, in += icb, o += 8) {
+                    uint64_t w;
+                    std::memcpy(&w, in, 8);
+                    w = (w & keep) ^ flip;
+                    std::memcpy(o, &w, 8);
+                }
+        }
+        for (; px < count; ++px, in += icb, o += icpb) {
             for (int64_t i = 0; i < icb; ++i) o[i] = uint8_t(in[i] ^ x);
             for (int64_t i = icb; i < icpb; ++i) o[i] = 0;
         }
@@ -252,12 +275,19 @@ void gather_view(const call_ctx &c, int64_t q0, int64_t m, int64_t grp, uint8_t 
             if (++oh == g.OH) oh = 0, ++n;
         }
         uint8_t *row = buf + r * c.row_bytes_im2col;
+        const uint8_t *s0 = c.src + ((n * p.Hp + oh * g.SH) * p.Wp + ow * g.SW) * pix + grp * icpb;
+        const int64_t kh_step = (g.DH + 1) * p.Wp * pix;
+        if (p.fold_kw && g.KW * icpb <= 32) {
+            // G == 1: a kernel row's taps are contiguous; one piece each.
+            for (int64_t kh = 0; kh < g.KH; ++kh)
+                std::memcpy(row + kh * g.KW * icpb, s0 + kh * kh_step, 32);
+            continue;
+        }
         for (int64_t kh = 0; kh < g.KH; ++kh) {
-            const uint8_t *s =
-                c.src + ((n * p.Hp + oh * g.SH + kh * (g.DH + 1)) * p.Wp + ow * g.SW) * pix + grp * icpb;
+            const uint8_t *s = s0 + kh * kh_step;
             uint8_t *o = row + kh * g.KW * icpb;
             if (p.fold_kw) {
-                copy_pieces(o, s, g.KW * icpb);  // G == 1: the row's taps are contiguous
+                copy_pieces(o, s, g.KW * icpb);
                 continue;
             }
             for (int64_t kw = 0; kw < g.KW; ++kw)
