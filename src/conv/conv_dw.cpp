@@ -18,6 +18,8 @@ constexpr int64_t kDwChannelBlock = 256;
 // kDwAccEntries / channels rows, at least kDwMaxM.
 constexpr int64_t kDwAccEntries = 4096;
 static_assert(kDwAccEntries >= kDwMaxM * kDwChannelBlock, "acc buffer holds a tile");
+// Maps at most this wide run in groups of rows (run_row_group).
+constexpr int64_t kDwGroupMaxOW = 16;
 
 struct dw_ctx {
     const conv_plan *p;
@@ -28,6 +30,7 @@ struct dw_ctx {
     int64_t cblocks;
     const lowp::lp_epilogue *epi;  // nullptr: write dst directly
     float *direct_dst;
+    int64_t group_rows;  // > 1: items are groups of rows (run_row_group)
 };
 
 void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_t **src_taps,
@@ -135,6 +138,113 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     if (!c.direct_dst) flush();
 }
 
+// Narrow maps (OW <= kDwGroupMaxOW): an item is a group of up to
+// kDwMaxM output rows.  Interior tiles run row by row as in
+// run_row_block; each edge column runs as one call over the group's rows
+// that share their kernel rows (m = rows, pixel step = SH input rows, acc
+// step = one output row), instead of one m = 1 call per row.  acc holds
+// the whole group (dst itself, or acc_buf in row-major pixel order) and
+// the chain runs once per item.
+void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_t **src_taps,
+                   const void **w_taps) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t rg = item / c.cblocks, cb = item % c.cblocks;
+    const int64_t groups = ceil_div(g.OH, c.group_rows);
+    const int64_t n = rg / groups, oh0 = rg % groups * c.group_rows;
+    const int64_t oh1 = std::min(g.OH, oh0 + c.group_rows);
+    const int64_t c0 = cb * kDwChannelBlock, cw = std::min(kDwChannelBlock, g.OC - c0);
+    const int eb = p.eb;
+    const int64_t pix_bytes = g.IC * eb;
+    const int64_t dh = g.DH + 1, dw = g.DW + 1;
+    const uint8_t *img = c.src + n * g.IH * g.IW * pix_bytes + c0 * eb;
+    const int64_t ext_w = (g.KW - 1) * dw;
+    const int64_t lo = std::min<int64_t>(g.OW, ceil_div(g.PL, g.SW));
+    const int64_t num = g.IW - 1 - ext_w + g.PL;
+    const int64_t hi = std::max(lo, num < 0 ? 0 : std::min<int64_t>(g.OW, num / g.SW + 1));
+    // acc entries: pixel (oh, ow) at acc0 + ((oh - oh0) * OW + ow) * ld.
+    const bool direct = c.direct_dst != nullptr;
+    float *acc0 = direct ? c.direct_dst + ((n * g.OH + oh0) * g.OW) * g.OC + c0
+                         : reinterpret_cast<float *>(acc_buf);
+    const int64_t ld = direct ? g.OC : cw;
+    auto kh_range = [&](int64_t oh, int64_t *kh_lo, int64_t *kh_hi) {
+        const int64_t ih0 = oh * g.SH - g.PT;
+        *kh_lo = 0, *kh_hi = g.KH;
+        while (*kh_lo < g.KH && ih0 + *kh_lo * dh < 0) ++*kh_lo;
+        while (*kh_hi > *kh_lo && ih0 + (*kh_hi - 1) * dh >= g.IH) --*kh_hi;
+    };
+    dw_ukernel_args a{};
+    a.src_taps = src_taps;
+    a.w_taps = w_taps;
+    a.channels = cw;
+    a.zero_point = c.zero_point;
+    // One call: pixels of (oh, ow) onwards, m per block, nb blocks, pixel
+    // step pix_stride / acc step acc_ld.
+    auto call = [&](dw_ukernel_fn fn, int64_t oh, int64_t ow, int64_t kh_lo, int64_t kh_hi,
+                    int64_t kw_lo, int64_t kw_hi, int64_t m, int64_t nb, int64_t pix_stride,
+                    int64_t acc_ld) {
+        int64_t t = 0;
+        const int64_t ih0 = oh * g.SH - g.PT, iw0 = ow * g.SW - g.PL;
+        for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
+            for (int64_t kw = kw_lo; kw < kw_hi; ++kw, ++t) {
+                src_taps[t] = img + ((ih0 + kh * dh) * g.IW + iw0 + kw * dw) * pix_bytes;
+                w_taps[t] = c.w + (kh * g.KW + kw) * p.dw_cpad + c0;
+            }
+        a.ntaps = t;
+        a.m = m;
+        a.nblocks = nb;
+        a.pix_stride = pix_stride;
+        a.acc = acc0 + ((oh - oh0) * g.OW + ow) * ld;
+        a.acc_ld = acc_ld;
+        fn(&a);
+    };
+    const int64_t len = hi - lo;
+    const int64_t nt = len > 0 ? ceil_div(len, kDwMaxM) : 0;
+    const int64_t base = nt ? len / nt : 0, extra = nt ? len % nt : 0;
+    const dw_ukernel_fn *fns = c.k->row_taps > 0 ? c.k->fn_row : c.k->fn;
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+        if (len <= 0) break;
+        int64_t kh_lo, kh_hi;
+        kh_range(oh, &kh_lo, &kh_hi);
+        if (extra > 0)
+            call(fns[base + 1], oh, lo, kh_lo, kh_hi, 0, g.KW, base + 1, extra, g.SW * pix_bytes, ld);
+        call(fns[base], oh, lo + extra * (base + 1), kh_lo, kh_hi, 0, g.KW, base, nt - extra,
+             g.SW * pix_bytes, ld);
+    }
+    // Edge columns: runs of rows with the same kernel rows, one call each.
+    auto edge = [&](int64_t ow) {
+        const int64_t iw0 = ow * g.SW - g.PL;
+        int64_t kw_lo = 0, kw_hi = g.KW;
+        while (kw_lo < g.KW && iw0 + kw_lo * dw < 0) ++kw_lo;
+        while (kw_hi > kw_lo && iw0 + (kw_hi - 1) * dw >= g.IW) --kw_hi;
+        for (int64_t oh = oh0; oh < oh1;) {
+            int64_t kh_lo, kh_hi;
+            kh_range(oh, &kh_lo, &kh_hi);
+            int64_t e = oh + 1;
+            for (; e < oh1 && e - oh < kDwMaxM; ++e) {
+                int64_t l2, h2;
+                kh_range(e, &l2, &h2);
+                if (l2 != kh_lo || h2 != kh_hi) break;
+            }
+            call(c.k->fn[e - oh], oh, ow, kh_lo, kh_hi, kw_lo, kw_hi, e - oh, 1,
+                 g.SH * g.IW * pix_bytes, g.OW * ld);
+            oh = e;
+        }
+    };
+    for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
+    for (int64_t ow = hi; ow < g.OW; ++ow) edge(ow);
+    if (!direct) {
+        lowp::lp_block blk{};
+        blk.acc = acc_buf;
+        blk.acc_ld = cw;
+        blk.i0 = (n * g.OH + oh0) * g.OW;
+        blk.j0 = c0;
+        blk.m = (oh1 - oh0) * g.OW;
+        blk.n = cw;
+        c.epi->apply(blk);
+    }
+}
+
 }  // namespace
 
 anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, int32_t src_zero_point,
@@ -177,16 +287,23 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     c.w = reinterpret_cast<const float *>(ops.weights);
     c.zero_point = src_zero_point;
     c.cblocks = ceil_div(g.OC, kDwChannelBlock);
-    const int64_t items = g.N * g.OH * c.cblocks;
+    const bool direct = p.src == src_elem::f32 && chain.out == lowp::out_type::f32 &&
+                        chain.scales.empty() && !ops.bias && chain.ops.empty() &&
+                        chain.c_zero_point == 0.0f;
+    // Rows per item, from the shapes only: groups on narrow maps (as many
+    // rows as the acc buffer holds unless the kernels write dst).
+    c.group_rows = 1;
+    if (g.OW <= kDwGroupMaxOW) {
+        const int64_t fit = direct ? kDwMaxM : kDwAccEntries / (g.OW * std::min(g.OC, kDwChannelBlock));
+        c.group_rows = std::max<int64_t>(1, std::min<int64_t>({kDwMaxM, g.OH, fit}));
+    }
+    const int64_t items = g.N * ceil_div(g.OH, c.group_rows) * c.cblocks;
     const int64_t nw = std::min<int64_t>(items, threading::num_threads());
     const int64_t acc_bytes = kDwAccEntries * 4;
     const int64_t taps_bytes = g.taps() * int64_t(sizeof(void *));
     const int64_t slot_bytes = acc_bytes + 2 * ((taps_bytes + 63) / 64 * 64);
     auto *slots = static_cast<uint8_t *>(lowp::scratch_acc().get(slot_bytes * nw));
     if (!slots) return anvil_out_of_memory;
-    const bool direct = p.src == src_elem::f32 && chain.out == lowp::out_type::f32 &&
-                        chain.scales.empty() && !ops.bias && chain.ops.empty() &&
-                        chain.c_zero_point == 0.0f;
     lowp::chain_epilogue epi(chain, ops.dst, g.OC, ops.binary, ops.bias);
     c.epi = direct ? nullptr : &epi;
     c.direct_dst = direct ? static_cast<float *>(ops.dst) : nullptr;
@@ -195,7 +312,11 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
         auto **st = reinterpret_cast<const uint8_t **>(slot + acc_bytes);
         auto **wt = reinterpret_cast<const void **>(slot + acc_bytes + (taps_bytes + 63) / 64 * 64);
         const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;
-        for (int64_t it = i0; it < i1; ++it) run_row_block(c, it, slot, st, wt);
+        for (int64_t it = i0; it < i1; ++it)
+            if (c.group_rows > 1)
+                run_row_group(c, it, slot, st, wt);
+            else
+                run_row_block(c, it, slot, st, wt);
     };
     if (nw <= 1)
         worker(0);
