@@ -36,7 +36,8 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     // IC = 3 first layers, small groups): then every tile gathers its
     // im2col rows and runs as one call over all of K.
     const int64_t k_per_call = p->fold_kw ? g.KW * p->ICgp : p->ICgp;
-    p->im2col_all = k_per_call < kMinInPlaceK;
+    const int64_t calls_per_tile = p->fold_kw ? g.KH : g.taps();
+    p->im2col_all = k_per_call < kMinInPlaceK && calls_per_tile > 1;
     // Spatial padding is materialised too: one pass over the source costs
     // less than gathering the edge pixels (a quarter of a 14 x 14 map) one
     // by one, and every tile then reads its taps in place.
