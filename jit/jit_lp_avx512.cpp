@@ -16,7 +16,9 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
         name += std::string("_epi_") + outs[d.epi_out] + (d.epi_flags & lowp::EPI_COMP ? "_comp" : "") +
                 (d.epi_flags & lowp::EPI_SCALE_1 ? "_scale1" : "") +
                 (d.epi_flags & lowp::EPI_SCALE_N ? "_scalen" : "") +
-                (d.epi_flags & lowp::EPI_BIAS ? "_bias" : "") + (d.epi_flags & lowp::EPI_ZP ? "_zp" : "");
+                (d.epi_flags & lowp::EPI_BIAS ? "_bias" : "") +
+                (d.epi_flags & lowp::EPI_RELU ? "_relu" : "") +
+                (d.epi_flags & lowp::EPI_LEAKY ? "_leaky" : "") + (d.epi_flags & lowp::EPI_ZP ? "_zp" : "");
     return name;
 }
 
@@ -103,11 +105,12 @@ void jit_lp_avx512::store_acc() {
 // ------------------------------------------------------ fused epilogue
 // Register map after the K loop: the accumulators stay where they are
 // (zmm0 .. m*nv-1 <= 23); zmm31 = common scale, zmm30 = zero point,
-// zmm29 = col_factor, zmm26..28 temporaries; k1 / k2 the store masks of
+// zmm29 = col_factor, zmm26..28 temporaries, zmm25 = 0, zmm24 = the leaky
+// slope; k1 / k2 the store masks of
 // vectors 0 / 1, k3 a temporary.  GPRs: r10 = dst_rows, rax = the row's
 // dst, r11 = colsum, rsi = scales, rdx = bias (all free after the K loop).
 namespace {
-const Zmm z_scale(31), z_zp(30), z_factor(29), z_t1(28), z_t2(27), z_t3(26);
+const Zmm z_scale(31), z_zp(30), z_factor(29), z_t1(28), z_t2(27), z_t3(26), z_zero(25), z_alpha(24);
 const Opmask k_tmp(3);
 }  // namespace
 
@@ -124,6 +127,8 @@ void jit_lp_avx512::store_fused() {
     if (f & lowp::EPI_SCALE_1) vbroadcastss(z_scale, dword[rsi]);
     if (f & lowp::EPI_BIAS) mov(rdx, ptr[reg_args + offsetof(lp_ukernel_args, bias)]);
     if (f & lowp::EPI_ZP) vbroadcastss(z_zp, dword[reg_args + offsetof(lp_ukernel_args, zero_point)]);
+    if (f & (lowp::EPI_RELU | lowp::EPI_LEAKY)) vxorps(z_zero, z_zero, z_zero);
+    if (f & lowp::EPI_LEAKY) vbroadcastss(z_alpha, dword[reg_args + offsetof(lp_ukernel_args, alpha)]);
     kmovw(k1, word[reg_args + offsetof(lp_ukernel_args, store_mask)]);
     if (d_.nv > 1) kmovw(k2, word[reg_args + offsetof(lp_ukernel_args, store_mask) + 2]);
     for (int i = 0; i < rows_; ++i) {
@@ -155,6 +160,15 @@ void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
     if (f & lowp::EPI_BIAS) {
         vmovups(z_t1 | km | T_z, ptr[rdx + j * kVecBytes]);
         vaddps(v, v, z_t1);
+    }
+    if (f & lowp::EPI_RELU) {
+        vcmpps(k_tmp, v, z_zero, 2);  // x <= 0 (ordered): +0; NaN stays
+        vxorps(v | k_tmp, v, v);
+    }
+    if (f & lowp::EPI_LEAKY) {
+        vcmpps(k_tmp, v, z_zero, 14);  // x > 0 keeps x; else (NaN too) alpha * x
+        knotw(k_tmp, k_tmp);
+        vmulps(v | k_tmp, z_alpha, v);
     }
     if (f & lowp::EPI_ZP) vaddps(v, v, z_zp);
 }

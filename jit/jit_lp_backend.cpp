@@ -17,7 +17,8 @@ bool detected(uint32_t features) { return (cpu::info().detected & features) == f
 bool valid_shape(const lp_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kMR && d.nv >= 1 && d.nv <= 2 && d.accumulate <= 1 &&
            (d.kind == lp_kind::bf16 || d.kind == lp_kind::u8s8) && d.epi_out <= EPI_S8 &&
-           d.epi_flags < 32 && !((d.epi_flags & EPI_SCALE_1) && (d.epi_flags & EPI_SCALE_N)) &&
+           d.epi_flags < 128 && !((d.epi_flags & EPI_SCALE_1) && (d.epi_flags & EPI_SCALE_N)) &&
+           !((d.epi_flags & EPI_RELU) && (d.epi_flags & EPI_LEAKY)) &&
            !(d.kind == lp_kind::bf16 && (d.epi_flags & EPI_COMP));
 }
 

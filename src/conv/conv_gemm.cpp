@@ -115,6 +115,7 @@ struct call_ctx {
     bool scales_per_n;
     const float *bias;
     float zero_point;
+    float alpha;  // a fused leaky_relu's slope
     const int32_t *colsum_of(int64_t grp) const {
         return reinterpret_cast<const int32_t *>(weights + grp * p->group_bytes + p->colsum_offset);
     }
@@ -199,6 +200,7 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
                 a.scales = c.scales ? c.scales + (c.scales_per_n ? j_first + col : 0) : nullptr;
                 a.bias = c.bias ? c.bias + j_first + col : nullptr;
                 a.zero_point = c.zero_point;
+                a.alpha = c.alpha;
                 a.store_mask[0] = uint16_t(w >= 16 ? 0xffff : (1u << w) - 1);
                 a.store_mask[1] = uint16_t(w >= 32 ? 0xffff : w > 16 ? (1u << (w - 16)) - 1 : 0);
             }
@@ -411,7 +413,20 @@ namespace {
 // needs the generic epilogue (post-ops, s32 output, row sums).
 bool fused_epilogue_of(const conv_plan &p, const lowp::chain_spec &ch, uint8_t *out,
                        uint8_t *flags) {
-    if (!ch.ops.empty() || ch.bo != 0) return false;
+    // At most one relu / leaky_relu post-op is fused; others need the
+    // portable chain.
+    if (ch.ops.size() > 1 || ch.bo != 0) return false;
+    uint8_t elt = 0;
+    if (ch.ops.size() == 1) {
+        const lowp::post_op &o = ch.ops[0];
+        if (o.is_binary) return false;
+        if (o.eltwise == lowp::eltwise_alg::relu)
+            elt = lowp::EPI_RELU;
+        else if (o.eltwise == lowp::eltwise_alg::leaky_relu)
+            elt = lowp::EPI_LEAKY;
+        else
+            return false;
+    }
     switch (ch.out) {
         case lowp::out_type::f32: *out = lowp::EPI_F32; break;
         case lowp::out_type::bf16: *out = lowp::EPI_BF16; break;
@@ -423,7 +438,7 @@ bool fused_epilogue_of(const conv_plan &p, const lowp::chain_spec &ch, uint8_t *
     if (p.lp == lowp::lp_kind::u8s8 && ch.ao + ch.a_shift != 0) f |= lowp::EPI_COMP;
     if (!ch.scales.empty()) f |= ch.scales_per_n ? lowp::EPI_SCALE_N : lowp::EPI_SCALE_1;
     if (ch.c_zero_point != 0.0f) f |= lowp::EPI_ZP;
-    *flags = f;
+    *flags = uint8_t(f | elt);
     return true;
 }
 
@@ -560,6 +575,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
         c.scales_per_n = chain.scales_per_n;
         c.bias = ops.bias;
         c.zero_point = chain.c_zero_point;
+        c.alpha = chain.ops.empty() ? 0.0f : chain.ops[0].alpha;
     }
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;

@@ -69,7 +69,10 @@ struct lp_ukernel_args {
     //   x = float(int32(acc - col_factor * colsum[c]))   (u8s8; EPI_COMP)
     //     | acc                                           (bf16)
     //   x = x * scales[c] (EPI_SCALE_N) | x * scales[0] (EPI_SCALE_1)
-    //   x = x + bias[c]  (EPI_BIAS);  x = x + zero_point (EPI_ZP)
+    //   x = x + bias[c]  (EPI_BIAS)
+    //   x = relu(x) (EPI_RELU) | leaky_relu(x, alpha) (EPI_LEAKY), as the
+    //       chain's eltwise ops (x <= 0 -> +0; x > 0 ? x : alpha * x)
+    //   x = x + zero_point (EPI_ZP)
     //   dst = convert(x) to epi_out (f32; bf16 RNE, NaN quiet; u8 / s8:
     //         NaN -> 0, clamped, rounded to nearest even)
     uint8_t *const *dst_rows;
@@ -79,12 +82,21 @@ struct lp_ukernel_args {
     int32_t col_factor;
     float zero_point;
     uint16_t store_mask[2];
+    float alpha;  // EPI_LEAKY's slope
 };
 
 // desc.epi_out: what the fused epilogue stores (0: none, acc as above).
 enum : uint8_t { EPI_NONE = 0, EPI_F32 = 1, EPI_BF16 = 2, EPI_U8 = 3, EPI_S8 = 4 };
 // desc.epi_flags
-enum : uint8_t { EPI_COMP = 1, EPI_SCALE_1 = 2, EPI_SCALE_N = 4, EPI_BIAS = 8, EPI_ZP = 16 };
+enum : uint8_t {
+    EPI_COMP = 1,
+    EPI_SCALE_1 = 2,
+    EPI_SCALE_N = 4,
+    EPI_BIAS = 8,
+    EPI_ZP = 16,
+    EPI_RELU = 32,
+    EPI_LEAKY = 64,
+};
 
 using lp_ukernel_fn = void (*)(const lp_ukernel_args *);
 
@@ -97,7 +109,7 @@ struct lp_ukernel_desc {
     uint8_t nv;          // 1 or 2 vectors of 16 columns
     uint8_t accumulate;  // 0 or 1
     uint8_t epi_out;     // EPI_*: fused epilogue output type (0: none)
-    uint8_t epi_flags;   // EPI_COMP | EPI_SCALE_* | EPI_BIAS | EPI_ZP
+    uint8_t epi_flags;   // EPI_COMP | EPI_SCALE_* | EPI_BIAS | EPI_RELU / EPI_LEAKY | EPI_ZP
     uint8_t reserved;
 };
 static_assert(sizeof(lp_ukernel_desc) == 8, "lp_ukernel_desc must stay 8 packed bytes");
