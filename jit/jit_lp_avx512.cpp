@@ -107,7 +107,7 @@ void jit_lp_avx512::store_acc() {
 // (zmm0 .. m*nv-1 <= 23); zmm31 = common scale, zmm30 = zero point,
 // zmm29 = col_factor, zmm26..28 temporaries, zmm25 = 0, zmm24 = the leaky
 // slope; k1 / k2 the store masks of
-// vectors 0 / 1, k3 a temporary.  GPRs: r10 = dst_rows, rax = the row's
+// vectors 0 / 1, k3 a temporary.  GPRs: r10 = dst_ld, rax = the row's
 // dst, r11 = colsum, rsi = scales, rdx = bias (all free after the K loop).
 namespace {
 const Zmm z_scale(31), z_zp(30), z_factor(29), z_t1(28), z_t2(27), z_t3(26), z_zero(25), z_alpha(24);
@@ -117,7 +117,12 @@ const Opmask k_tmp(3);
 void jit_lp_avx512::store_fused() {
     using lowp::lp_ukernel_args;
     const uint8_t f = d_.epi_flags;
-    mov(r10, ptr[reg_args + offsetof(lp_ukernel_args, dst_rows)]);
+    mov(rax, ptr[reg_args + offsetof(lp_ukernel_args, dst)]);
+    mov(r10, ptr[reg_args + offsetof(lp_ukernel_args, dst_ld)]);
+    if (row0_) {
+        imul(r11, r10, row0_);
+        add(rax, r11);
+    }
     if (f & lowp::EPI_COMP) {
         mov(r11, ptr[reg_args + offsetof(lp_ukernel_args, colsum)]);
         vpbroadcastd(z_factor, dword[reg_args + offsetof(lp_ukernel_args, col_factor)]);
@@ -132,11 +137,11 @@ void jit_lp_avx512::store_fused() {
     kmovw(k1, word[reg_args + offsetof(lp_ukernel_args, store_mask)]);
     if (d_.nv > 1) kmovw(k2, word[reg_args + offsetof(lp_ukernel_args, store_mask) + 2]);
     for (int i = 0; i < rows_; ++i) {
-        mov(rax, ptr[r10 + (row0_ + i) * 8]);
         for (int j = 0; j < d_.nv; ++j) {
             finish_vec(acc(i, j), j);
             store_converted(acc(i, j), j);
         }
+        if (i + 1 < rows_) add(rax, r10);
     }
 }
 

@@ -189,12 +189,10 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             a.m = t.m;
             a.n = w;
             const bool fuse = c.fused != nullptr;
-            uint8_t *rows[kConvMaxMR];
             if (fuse) {
                 // The last call finishes the chain and stores into dst.
-                for (int64_t r = 0; r < t.m; ++r)
-                    rows[r] = c.dst + ((t.q0 + r) * g.OC + j_first + col) * c.out_bytes;
-                a.dst_rows = rows;
+                a.dst = c.dst + (t.q0 * g.OC + j_first + col) * c.out_bytes;
+                a.dst_ld = g.OC * c.out_bytes;
                 a.colsum = c.colsum_of(grp) + pn * kConvNR;
                 a.col_factor = c.col_factor;
                 a.scales = c.scales ? c.scales + (c.scales_per_n ? j_first + col : 0) : nullptr;

@@ -63,9 +63,9 @@ struct lp_ukernel_args {
     const uint8_t *b_next;
     // Fused epilogue (desc.epi_out != 0, backends with
     // supports_fused_epilogue() only).  Instead of writing acc, row i of
-    // the tile is finished and stored at dst_rows[i] (the tile's first
-    // column), only the columns whose bit is set in store_mask[j] (vector
-    // j), element by element as lowp::pp_block_apply with no post-ops:
+    // the tile is finished and stored at dst + i * dst_ld (bytes; the
+    // tile's first column), only the columns whose bit is set in
+    // store_mask[j] (vector j), element by element as lowp::pp_block_apply:
     //   x = float(int32(acc - col_factor * colsum[c]))   (u8s8; EPI_COMP)
     //     | acc                                           (bf16)
     //   x = x * scales[c] (EPI_SCALE_N) | x * scales[0] (EPI_SCALE_1)
@@ -75,7 +75,8 @@ struct lp_ukernel_args {
     //   x = x + zero_point (EPI_ZP)
     //   dst = convert(x) to epi_out (f32; bf16 RNE, NaN quiet; u8 / s8:
     //         NaN -> 0, clamped, rounded to nearest even)
-    uint8_t *const *dst_rows;
+    uint8_t *dst;
+    int64_t dst_ld;
     const int32_t *colsum;
     const float *scales;
     const float *bias;
