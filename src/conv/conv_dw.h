@@ -1,11 +1,14 @@
 // The depthwise convolution driver (groups = IC = OC): channels in vector
-// lanes, the interior of an output row split into even tiles of up to
+// lanes; an item is (image, group of up to kDwMaxM output rows, block of
+// 256 channels).  Per row the interior splits into even tiles of up to
 // kDwMaxM pixels that read the same in-bounds taps (one kernel call per
-// tile size, over all its tiles: dw_ukernel_args::nblocks), edge pixels
-// one at a time with their own taps; the post-op chain runs on runs of
-// consecutive pixels gathered in an L1 buffer (or, for a plain f32
-// convolution, the kernels write dst directly).  The tiling depends only
-// on the shapes, never on the thread count.
+// tile size over all its tiles: dw_ukernel_args::nblocks; row_taps
+// kernels when a kernel row's taps are pix_stride / S apart); each edge
+// column is one call over the group's rows that share their kernel rows.
+// The post-op chain runs once per item on its accumulators (or on runs of
+// pixels when a row does not fit the 16 KiB buffer); a plain f32
+// convolution has the kernels write dst directly.  The tiling depends
+// only on the shapes, never on the thread count.
 #pragma once
 #include <memory>
 #include <string>

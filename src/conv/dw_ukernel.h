@@ -46,7 +46,8 @@ struct dw_ukernel_args {
     const void *const *w_taps;       // ntaps pointers (channel 0 of each tap's weight row)
     void *acc;
     int64_t ntaps;
-    int64_t pix_stride;  // bytes between the src of consecutive output pixels (SW * IC * elem)
+    int64_t pix_stride;  // bytes between the src of consecutive output pixels (SW * IC * elem
+                         // along a row; SH * IW * IC * elem down a column of edge pixels)
     int64_t channels;    // >= 1
     int64_t acc_ld;      // elements between acc rows (>= channels)
     int64_t m;           // 1..kDwMaxM (generic kernels; JIT kernels are specialised on it)
