@@ -22,7 +22,8 @@ const char *kind_name(dw_kind k) {
 std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
     return std::string("anvil_conv_dw_avx512_") + kind_name(d.kind) + "_m" + std::to_string(d.m) +
            (d.has_zero_point ? "_zp" : "") +
-           (d.row_taps ? "_r" + std::to_string(d.row_taps) + "s" + std::to_string(d.row_step) : "");
+           (d.row_taps ? "_r" + std::to_string(d.row_taps) + "s" + std::to_string(d.row_step) : "") +
+           (d.row_taps && d.narrow_int ? "_vnni" : "");
 }
 
 jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
@@ -32,6 +33,7 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     m_ = d.m;
     rt_ = d.row_taps;
     rs_ = rt_ ? d.row_step : 1;
+    vnni_ = rt_ > 0 && is_int() && d.narrow_int;
     if (rt_ && (rs_ < 1 || rs_ > conv::kDwMaxRowStep)) XBYAK_THROW(ERR_INTERNAL)
     elem_ = conv::dw_src_bytes(d.kind);
     if (!is_int()) d_.has_zero_point = 0;
@@ -48,6 +50,10 @@ void jit_conv_dw_avx512::prologue() {
     mov(reg_acc, ptr[reg_args + offsetof(dw_ukernel_args, acc)]);
     mov(reg_ntaps, ptr[reg_args + offsetof(dw_ukernel_args, ntaps)]);
     mov(reg_ps, ptr[reg_args + offsetof(dw_ukernel_args, pix_stride)]);
+    if (vnni_) {
+        mov(eax, 0xffff);
+        vpbroadcastd(wmask(), eax);
+    }
     if (rt_ > 0) {
         mov(reg_cs, reg_ps);  // column stride: pix_stride / S
         if (rs_ == 2) sar(reg_cs, 1);
@@ -215,6 +221,9 @@ void jit_conv_dw_avx512::tap_group(int nb, bool tail) {
                 vmovdqu32(wr(k, j), w);
             else
                 vmovups(wr(k, j), w);
+            // vpdpwssd multiplies both 16-bit halves of each lane: the
+            // weights' high halves are cleared, so X's do not matter.
+            if (vnni_) vpandd(wr(k, j), wr(k, j), wmask());
         }
     }
     const int ncol = rs_ * (m_ - 1) + rt_;
@@ -231,7 +240,9 @@ void jit_conv_dw_avx512::tap_group(int nb, bool tail) {
                 if ((s - k) % rs_ != 0) continue;
                 const int r = (s - k) / rs_;
                 if (s < k || r >= m_) continue;
-                if (is_int()) {
+                if (vnni_) {
+                    vpdpwssd(acc(r, j), xr(j), wr(k, j), EvexEncoding);  // exact product, wrapping add
+                } else if (is_int()) {
                     vpmulld(pr(j), xr(j), wr(k, j));  // low 32 bits: wrap-around
                     vpaddd(acc(r, j), acc(r, j), pr(j));
                 } else {

@@ -80,6 +80,8 @@ private:
     int elem_ = 4;  // src bytes per channel
     int rt_ = 0;    // row_taps
     int rs_ = 1;    // row_step
+    bool vnni_ = false;  // row kernel of an int kind with narrow_int: vpdpwssd
+    static Xbyak::Zmm wmask() { return Xbyak::Zmm(31); }  // 0x0000ffff lanes (vnni_)
 
     // GPR map (System V: the args pointer arrives in rdi).
     const Xbyak::Reg64 reg_args = rdi;

@@ -22,9 +22,13 @@ public:
     anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const override {
         if (!dw_desc_valid(desc)) return anvil_invalid_argument;
         // The descriptor as cached: this tier and no stray reserved bytes.
+        // narrow_int row kernels use vpdpwssd where the cap allows VNNI
+        // (the tier byte records it); otherwise the promise is dropped.
+        const bool vnni = desc.narrow_int && desc.row_taps > 0 &&
+                          (cpu::effective_features() & cpu::f_avx512_vnni) != 0;
         const dw_ukernel_desc d =
-            make_dw_desc(uint8_t(anvil_isa_avx512_core), desc.kind, desc.m, desc.has_zero_point != 0,
-                         desc.row_taps, desc.row_step);
+            make_dw_desc(uint8_t(vnni ? anvil_isa_avx512_core_vnni : anvil_isa_avx512_core), desc.kind,
+                         desc.m, desc.has_zero_point != 0, desc.row_taps, desc.row_step, vnni);
         cache::kernel_ptr k;
         const anvil_status_t st =
             jit::cached_kernel<jit::jit_conv_dw_avx512>(t_front_dw_avx512, d, "conv_dw_avx512:", &k);

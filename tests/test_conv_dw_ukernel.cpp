@@ -332,11 +332,16 @@ int64_t row_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
     int64_t calls = 0;
     for (dw_kind kind : {dw_kind::f32, dw_kind::bf16, dw_kind::u8, dw_kind::s8})
         for (const zp_case &z : zp_cases(kind))
+            for (bool narrow : {false, true})
             for (int R = 1; R <= anvil::conv::kDwMaxRowTaps; ++R)
                 for (int S = 1; S <= anvil::conv::kDwMaxRowStep; ++S)
                 for (int m = 1; m <= kDwMaxM; ++m) {
+                    if (narrow && !is_int(kind)) continue;
+                    // narrow_int: weights in 16 bits (the zero points of
+                    // zp_cases keep src - zp there too).
                     dw_ukernel_ref k;
-                    REQUIRE(be.get(anvil::conv::make_dw_desc(uint8_t(be.tier()), kind, m, z.on, R, S),
+                    REQUIRE(be.get(anvil::conv::make_dw_desc(uint8_t(be.tier()), kind, m, z.on, R, S,
+                                                             narrow),
                                    &k) == anvil_success);
                     for (int64_t ch : {int64_t(1), int64_t(17), int64_t(33), int64_t(64 + 13)})
                         for (int64_t groups : {0, 1, 3}) {
@@ -356,8 +361,9 @@ int64_t row_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
                                         std::memcpy(p, &h, 2);
                                     }
                                 } else if (weight) {
-                                    const int32_t v = calls % 3 == 0 ? int32_t(rng.ival(INT32_MIN, INT32_MAX))
-                                                                     : int32_t(rng.ival(-128, 127));
+                                    const int32_t v = narrow ? int32_t(rng.ival(-32768, 32767))
+                                                      : calls % 3 == 0 ? int32_t(rng.ival(INT32_MIN, INT32_MAX))
+                                                                       : int32_t(rng.ival(-128, 127));
                                     std::memcpy(p, &v, 4);
                                 } else {
                                     *p = uint8_t(rng.ival(0, 255));
@@ -449,6 +455,10 @@ TEST_CASE("dw ukernel: jit kernels are named, cached and kept alive") {
         dw_ukernel_ref r;
         REQUIRE(jit->get(anvil::conv::make_dw_desc(0, dw_kind::u8, 6, true, 3), &r) == anvil_success);
         CHECK(std::string(r.name) == "anvil_conv_dw_avx512_u8_m6_zp_r3s1");
+        REQUIRE(jit->get(anvil::conv::make_dw_desc(0, dw_kind::s8, 6, true, 3, 2, true), &r) == anvil_success);
+        const bool vnni = anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_vnni;
+        CHECK(std::string(r.name) ==
+              std::string("anvil_conv_dw_avx512_s8_m6_zp_r3s2") + (vnni ? "_vnni" : ""));
         dw_ukernel_desc bad = anvil::conv::make_dw_desc(0, dw_kind::f32, 6, false, 0);
         bad.row_taps = anvil::conv::kDwMaxRowTaps + 1;
         bad.row_step = 1;

@@ -265,12 +265,17 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, int32_t src_zero_poin
     const bool rows = step >= 1 && step <= kDwMaxRowStep && g.KW <= kDwMaxRowTaps;
     k->row_taps = rows ? int(g.KW) : 0;
     k->row_step = rows ? int(step) : 0;
+    // Packed int weights are s8 values; X = src - zero point stays in 16
+    // bits for these zero points: the row kernels may multiply in 16 bits.
+    const int64_t zp = src_zero_point;
+    const bool narrow = (k->kind == dw_kind::u8 && zp >= -32512 && zp <= 32767) ||
+                        (k->kind == dw_kind::s8 && zp >= -32640 && zp <= 32640);
     for (int m = 1; m <= kDwMaxM; ++m)
         for (int row = 0; row < (k->row_taps > 0 ? 2 : 1); ++row) {
             dw_ukernel_ref ref;
             const anvil_status_t st = be.get(
                 make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, row ? k->row_taps : 0,
-                             k->row_step),
+                             k->row_step, narrow && row),
                 &ref);
             if (st != anvil_success) return st;
             (row ? k->fn_row : k->fn)[m] = ref.fn;

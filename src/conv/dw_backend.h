@@ -33,8 +33,9 @@ public:
 // The descriptor with every byte set (reserved bytes zero; has_zero_point
 // only for the int kinds).
 inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_zero_point,
-                                    int row_taps = 0, int row_step = 1) {
+                                    int row_taps = 0, int row_step = 1, bool narrow_int = false) {
     dw_ukernel_desc d{};
+    d.narrow_int = narrow_int && (kind == dw_kind::u8 || kind == dw_kind::s8) ? 1 : 0;
     d.row_taps = uint8_t(row_taps);
     d.row_step = row_taps ? uint8_t(row_step) : 0;
     d.tier = tier;
@@ -46,7 +47,7 @@ inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_
 
 inline bool dw_desc_valid(const dw_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kDwMaxM && uint8_t(d.kind) <= uint8_t(dw_kind::s8) &&
-           d.has_zero_point <= 1 && d.row_taps <= kDwMaxRowTaps &&
+           d.has_zero_point <= 1 && d.narrow_int <= 1 && d.row_taps <= kDwMaxRowTaps &&
            (d.row_taps == 0 ? d.row_step == 0 : d.row_step >= 1 && d.row_step <= kDwMaxRowStep);
 }
 

@@ -75,7 +75,12 @@ struct dw_ukernel_desc {
     // Portable kernels ignore both.
     uint8_t row_taps;
     uint8_t row_step;  // 0 when row_taps == 0, else S in 1..kDwMaxRowStep
-    uint8_t reserved[2];
+    // 1 (int kinds only): the caller promises every weight and every
+    // X(t, r, c) (src minus the zero point when subtracted) lies in
+    // [-32768, 32767], so a kernel may multiply in 16 bits (exact:
+    // vpdpwssd); same result.  Portable kernels ignore it.
+    uint8_t narrow_int;
+    uint8_t reserved[1];
 };
 static_assert(sizeof(dw_ukernel_desc) == 8, "dw_ukernel_desc must stay 8 packed bytes");
 
