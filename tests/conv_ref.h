@@ -33,6 +33,7 @@
 
 #include "anvil/anvil.h"
 #include "lowp/lp_ref.h"
+#include "lowp_util.h"
 #include "test_util.h"
 
 namespace cr {
@@ -41,22 +42,17 @@ using anvil::lowp::bf16_to_f32;
 using anvil::lowp::f32_to_bf16;
 using dt = anvil_data_type_t;
 
-inline int elem_bytes(dt t) {
-    return t == anvil_dt_f32 || t == anvil_dt_s32 ? 4 : t == anvil_dt_bf16 ? 2 : 1;
-}
+// Shared with the matmul tests (lowp_util.h): element sizes, typed reads,
+// the documented eltwise bounds.
+using lt::elem_bytes;
+using lt::eltwise_bound;
+using lt::load;
+using lt::onednn_eltwise_bound;
+using lt::transcendental;
+using lt::ulp32;
+
 inline bool is_int8(dt t) { return t == anvil_dt_u8 || t == anvil_dt_s8; }
 inline bool is_int_out(dt t) { return t == anvil_dt_s32 || t == anvil_dt_u8 || t == anvil_dt_s8; }
-
-// Element `at` of a typed buffer as double.
-inline double load(dt t, const void *p, int64_t at) {
-    switch (t) {
-        case anvil_dt_f32: return static_cast<const float *>(p)[at];
-        case anvil_dt_bf16: return bf16_to_f32(static_cast<const uint16_t *>(p)[at]);
-        case anvil_dt_s32: return static_cast<const int32_t *>(p)[at];
-        case anvil_dt_u8: return static_cast<const uint8_t *>(p)[at];
-        default: return static_cast<const int8_t *>(p)[at];
-    }
-}
 
 // ------------------------------------------------------------ geometry
 
@@ -116,36 +112,6 @@ inline acc_value conv_acc(const anvil_conv2d_desc_t &d, const void *src, const v
 }
 
 // ------------------------------------------------------------ chain
-
-inline double ulp32(double y) {
-    y = std::fabs(y);
-    if (!std::isfinite(y)) return 0;
-    if (y < 0x1p-126) return 0x1p-149;
-    int e = 0;
-    std::frexp(y, &e);
-    return std::ldexp(1.0, e - 24);
-}
-
-inline bool transcendental(int alg) {
-    return alg == anvil_eltwise_gelu_tanh || alg == anvil_eltwise_gelu_erf ||
-           alg == anvil_eltwise_silu || alg == anvil_eltwise_sigmoid || alg == anvil_eltwise_tanh;
-}
-
-// docs/postops.md, "documented bound": |y - y_exact| <= abs + k ulp(y_exact).
-inline double eltwise_bound(int alg, double y) {
-    switch (alg) {
-        case anvil_eltwise_tanh:
-        case anvil_eltwise_sigmoid: return 3 * ulp32(y);
-        case anvil_eltwise_silu: return 4 * ulp32(y);
-        case anvil_eltwise_gelu_tanh: return 0x1p-26 + 5 * ulp32(y);
-        case anvil_eltwise_gelu_erf: return 0x1p-26 + 6 * ulp32(y);
-        default: return 0;
-    }
-}
-// oneDNN: benchdnn's f32 eltwise threshold, 4e-6 relative (absolute below 1).
-inline double onednn_eltwise_bound(int alg, double y) {
-    return transcendental(alg) ? 4e-6 * std::max(1.0, std::fabs(y)) : 0.0;
-}
 
 inline double eltwise_exact(int alg, double x, double alpha, double beta) {
     switch (alg) {

@@ -1,16 +1,19 @@
-// Helpers for the low-precision GEMM tests: bf16 values, int8 operands
-// placed at chosen byte offsets, the scalar references of the BLAS-style
-// calls (exact integer arithmetic, double for alpha/beta), and oneDNN peers.
+// Helpers for the low-precision GEMM, matmul and conv tests: typed buffer
+// reads, the documented post-op bounds, bf16 values, int8 operands placed
+// at chosen byte offsets, the scalar references of the BLAS-style calls
+// (exact integer arithmetic, double for alpha/beta), and oneDNN peers.
 #pragma once
 #include <doctest/doctest.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "anvil/anvil.h"
 #include "lowp/lp_ref.h"
 #include "test_util.h"
 
@@ -54,6 +57,123 @@ struct shape {
                std::to_string(pad_b) + "/" + std::to_string(pad_c);
     }
 };
+
+// ---------------------------------------------------------------- typed buffers, bounds
+
+inline int elem_bytes(anvil_data_type_t t) {
+    return t == anvil_dt_f32 || t == anvil_dt_s32 ? 4 : t == anvil_dt_bf16 ? 2 : 1;
+}
+
+// Element `at` of a typed buffer as double.
+inline double load(anvil_data_type_t t, const void *p, int64_t at) {
+    switch (t) {
+        case anvil_dt_f32: return static_cast<const float *>(p)[at];
+        case anvil_dt_bf16: return bf16_to_f32(static_cast<const uint16_t *>(p)[at]);
+        case anvil_dt_s32: return static_cast<const int32_t *>(p)[at];
+        case anvil_dt_u8: return static_cast<const uint8_t *>(p)[at];
+        default: return static_cast<const int8_t *>(p)[at];
+    }
+}
+
+// fp32 ulp of y (subnormals: the smallest one; inf / NaN: 0).
+inline double ulp32(double y) {
+    y = std::fabs(y);
+    if (!std::isfinite(y)) return 0;
+    if (y < 0x1p-126) return 0x1p-149;
+    int e = 0;
+    std::frexp(y, &e);  // y = m 2^e, m in [0.5, 1)
+    return std::ldexp(1.0, e - 24);
+}
+
+inline bool transcendental(int alg) {
+    return alg == anvil_eltwise_gelu_tanh || alg == anvil_eltwise_gelu_erf ||
+           alg == anvil_eltwise_silu || alg == anvil_eltwise_sigmoid || alg == anvil_eltwise_tanh;
+}
+
+// The documented accuracy of each transcendental op (docs/postops.md,
+// "documented bound"): |y - y_exact| <= abs + ulps * ulp(y_exact).
+inline double eltwise_bound(int alg, double y) {
+    switch (alg) {
+        case anvil_eltwise_tanh:
+        case anvil_eltwise_sigmoid: return 3 * ulp32(y);
+        case anvil_eltwise_silu: return 4 * ulp32(y);
+        case anvil_eltwise_gelu_tanh: return 0x1p-26 + 5 * ulp32(y);
+        case anvil_eltwise_gelu_erf: return 0x1p-26 + 6 * ulp32(y);
+        default: return 0;  // relu, leaky_relu (power-of-two slopes), clip: exact
+    }
+}
+
+// oneDNN's accuracy for the same ops, taken as benchdnn's f32 eltwise
+// threshold: 4e-6 relative (absolute below 1).
+inline double onednn_eltwise_bound(int alg, double y) {
+    return transcendental(alg) ? 4e-6 * std::max(1.0, std::fabs(y)) : 0.0;
+}
+
+// ---------------------------------------------------------------- post-ops
+
+inline anvil_post_op_t eltwise(int alg, float alpha = 0, float beta = 0) {
+    anvil_post_op_t o{};
+    o.kind = anvil_post_op_eltwise;
+    o.alg = alg;
+    o.alpha = alpha;
+    o.beta = beta;
+    return o;
+}
+inline anvil_post_op_t binary(int alg, bool per_n, anvil_data_type_t src_dt = anvil_dt_f32,
+                              int64_t ld_pad = 0) {
+    anvil_post_op_t o{};
+    o.kind = anvil_post_op_binary;
+    o.alg = alg;
+    o.per_n = per_n;
+    o.src_dt = src_dt;
+    o.ld = ld_pad;
+    return o;
+}
+
+// True when a chain holds two relu-family ops with different slopes
+// (oneDNN 2.6 reuses the first slope: it is no peer for those chains).
+inline bool two_relu_slopes(const std::vector<anvil_post_op_t> &ops) {
+    int n = 0;
+    float first = 0;
+    for (const auto &o : ops) {
+        if (o.kind != anvil_post_op_eltwise ||
+            (o.alg != anvil_eltwise_relu && o.alg != anvil_eltwise_leaky_relu))
+            continue;
+        const float a = o.alg == anvil_eltwise_relu ? 0.0f : o.alpha;
+        if (n++ == 0) first = a;
+        else if (a != first) return true;
+    }
+    return false;
+}
+
+// ---------------------------------------------------------------- oneDNN names
+
+inline dnnl::memory::data_type dnnl_dt(anvil_data_type_t t) {
+    using d = dnnl::memory::data_type;
+    switch (t) {
+        case anvil_dt_f32: return d::f32;
+        case anvil_dt_bf16: return d::bf16;
+        case anvil_dt_s32: return d::s32;
+        case anvil_dt_u8: return d::u8;
+        default: return d::s8;
+    }
+}
+
+// anvil's eltwise ops as oneDNN algorithms (leaky_relu: eltwise_relu with
+// alpha; silu: eltwise_swish, to be given alpha = 1).
+inline dnnl::algorithm dnnl_alg(int alg) {
+    using a = dnnl::algorithm;
+    switch (alg) {
+        case anvil_eltwise_relu:
+        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
+        case anvil_eltwise_clip: return a::eltwise_clip;
+        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
+        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
+        case anvil_eltwise_silu: return a::eltwise_swish;
+        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
+        default: return a::eltwise_tanh;
+    }
+}
 
 // ---------------------------------------------------------------- int8
 

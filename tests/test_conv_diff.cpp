@@ -121,23 +121,9 @@ struct conv_cfg {
     }
 };
 
-anvil_post_op_t eltwise(int alg, float alpha = 0, float beta = 0) {
-    anvil_post_op_t o{};
-    o.kind = anvil_post_op_eltwise;
-    o.alg = alg;
-    o.alpha = alpha;
-    o.beta = beta;
-    return o;
-}
-anvil_post_op_t binary(int alg, bool per_n, dt src_dt = anvil_dt_f32, int64_t ld_pad = 0) {
-    anvil_post_op_t o{};
-    o.kind = anvil_post_op_binary;
-    o.alg = alg;
-    o.per_n = per_n;
-    o.src_dt = src_dt;
-    o.ld = ld_pad;
-    return o;
-}
+using lt::binary;
+using lt::eltwise;
+using lt::two_relu_slopes;
 
 // A typed buffer, 64-byte aligned, with `margin` guard bytes of 0xA5 on
 // both sides (outputs: nothing outside the tensor may change).
@@ -184,47 +170,10 @@ void fill_buf(tu::rng &r, tbuf &b, int64_t count, dt t, fill f, bool weights) {
     (void)weights;
 }
 
-// True when a chain holds two relu-family ops with different slopes.
-bool two_relu_slopes(const std::vector<anvil_post_op_t> &ops) {
-    int n = 0;
-    float first = 0;
-    for (const auto &o : ops) {
-        if (o.kind != anvil_post_op_eltwise ||
-            (o.alg != anvil_eltwise_relu && o.alg != anvil_eltwise_leaky_relu))
-            continue;
-        const float a = o.alg == anvil_eltwise_relu ? 0.0f : o.alpha;
-        if (n++ == 0) first = a;
-        else if (a != first) return true;
-    }
-    return false;
-}
-
 // ------------------------------------------------------------ oneDNN
 
-dnnl::memory::data_type dnnl_dt(dt t) {
-    using d = dnnl::memory::data_type;
-    switch (t) {
-        case anvil_dt_f32: return d::f32;
-        case anvil_dt_bf16: return d::bf16;
-        case anvil_dt_s32: return d::s32;
-        case anvil_dt_u8: return d::u8;
-        default: return d::s8;
-    }
-}
-
-dnnl::algorithm dnnl_alg(int alg) {
-    using a = dnnl::algorithm;
-    switch (alg) {
-        case anvil_eltwise_relu:
-        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
-        case anvil_eltwise_clip: return a::eltwise_clip;
-        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
-        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
-        case anvil_eltwise_silu: return a::eltwise_swish;
-        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
-        default: return a::eltwise_tanh;
-    }
-}
+using lt::dnnl_alg;
+using lt::dnnl_dt;
 
 dnnl::engine &dnnl_engine() {
     static dnnl::engine eng(dnnl::engine::kind::cpu, 0);

@@ -53,40 +53,13 @@ struct mm_case {
     }
 };
 
-int elem_bytes(dt t) { return t == anvil_dt_f32 || t == anvil_dt_s32 ? 4 : t == anvil_dt_bf16 ? 2 : 1; }
-
-bool transcendental_alg(int alg) {
-    return alg == anvil_eltwise_gelu_tanh || alg == anvil_eltwise_gelu_erf ||
-           alg == anvil_eltwise_silu || alg == anvil_eltwise_sigmoid || alg == anvil_eltwise_tanh;
-}
-
-// fp32 ulp of y (subnormals: the smallest one).
-double ulp32(double y) {
-    y = std::fabs(y);
-    if (y < 0x1p-126) return 0x1p-149;
-    int e = 0;
-    std::frexp(y, &e);  // y = m 2^e, m in [0.5, 1)
-    return std::ldexp(1.0, e - 24);
-}
-
-// The documented accuracy of each transcendental op (docs/postops.md,
-// "documented bound"): |y - y_exact| <= abs + ulps * ulp(y_exact).
-double eltwise_bound(int alg, double y) {
-    switch (alg) {
-        case anvil_eltwise_tanh:
-        case anvil_eltwise_sigmoid: return 3 * ulp32(y);
-        case anvil_eltwise_silu: return 4 * ulp32(y);
-        case anvil_eltwise_gelu_tanh: return 0x1p-26 + 5 * ulp32(y);
-        case anvil_eltwise_gelu_erf: return 0x1p-26 + 6 * ulp32(y);
-        default: return 0;  // relu, leaky_relu (power-of-two slopes), clip: exact
-    }
-}
-
-// oneDNN's accuracy for the same ops, taken as benchdnn's f32 eltwise
-// threshold: 4e-6 relative (absolute below 1).
-double onednn_eltwise_bound(int alg, double y) {
-    return transcendental_alg(alg) ? 4e-6 * std::max(1.0, std::fabs(y)) : 0.0;
-}
+using lt::dnnl_alg;
+using lt::dnnl_dt;
+using lt::elem_bytes;
+using lt::eltwise_bound;
+using lt::load;
+using lt::onednn_eltwise_bound;
+using lt::ulp32;
 
 double eltwise_exact(int alg, double x, double alpha, double beta) {
     switch (alg) {
@@ -101,42 +74,6 @@ double eltwise_exact(int alg, double x, double alpha, double beta) {
         case anvil_eltwise_tanh: return std::tanh(x);
     }
     return x;
-}
-
-dnnl::algorithm dnnl_alg(int alg) {
-    using a = dnnl::algorithm;
-    switch (alg) {
-        case anvil_eltwise_relu:
-        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
-        case anvil_eltwise_clip: return a::eltwise_clip;
-        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
-        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
-        case anvil_eltwise_silu: return a::eltwise_swish;
-        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
-        default: return a::eltwise_tanh;
-    }
-}
-
-dnnl::memory::data_type dnnl_dt(dt t) {
-    using d = dnnl::memory::data_type;
-    switch (t) {
-        case anvil_dt_f32: return d::f32;
-        case anvil_dt_bf16: return d::bf16;
-        case anvil_dt_s32: return d::s32;
-        case anvil_dt_u8: return d::u8;
-        default: return d::s8;
-    }
-}
-
-// Reads element t of a typed buffer as double.
-double load(dt t, const void *p, int64_t at) {
-    switch (t) {
-        case anvil_dt_f32: return static_cast<const float *>(p)[at];
-        case anvil_dt_bf16: return lt::bf16_to_f32(static_cast<const uint16_t *>(p)[at]);
-        case anvil_dt_s32: return static_cast<const int32_t *>(p)[at];
-        case anvil_dt_u8: return static_cast<const uint8_t *>(p)[at];
-        default: return static_cast<const int8_t *>(p)[at];
-    }
 }
 
 void run_case(const mm_case &q, uint64_t seed) {
@@ -220,20 +157,7 @@ void run_case(const mm_case &q, uint64_t seed) {
     // wrong (relu, then a binary op, then leaky_relu(0.125) gives 0 for a
     // negative input: it seems to reuse the first slope; reproduced with a
     // 1x1x1 f32 matmul).  It is no peer for those chains.
-    {
-        int relus = 0;
-        float first_alpha = 0;
-        bool slopes_differ = false;
-        for (const auto &o : ops) {
-            if (o.kind != anvil_post_op_eltwise ||
-                (o.alg != anvil_eltwise_relu && o.alg != anvil_eltwise_leaky_relu))
-                continue;
-            const float a = o.alg == anvil_eltwise_relu ? 0.0f : o.alpha;
-            if (relus++ == 0) first_alpha = a;
-            else if (a != first_alpha) slopes_differ = true;
-        }
-        if (slopes_differ) have_dnnl = false;
-    }
+    if (lt::two_relu_slopes(ops)) have_dnnl = false;
     if (have_dnnl) try {
         using namespace dnnl;
         using dims = memory::dims;
@@ -375,21 +299,8 @@ void run_case(const mm_case &q, uint64_t seed) {
     CHECK(pad_bad == 0);
 }
 
-anvil_post_op_t eltwise(int alg, float alpha = 0, float beta = 0) {
-    anvil_post_op_t o{};
-    o.kind = anvil_post_op_eltwise;
-    o.alg = alg;
-    o.alpha = alpha;
-    o.beta = beta;
-    return o;
-}
-anvil_post_op_t binary(int alg, bool per_n) {
-    anvil_post_op_t o{};
-    o.kind = anvil_post_op_binary;
-    o.alg = alg;
-    o.per_n = per_n;
-    return o;
-}
+using lt::binary;
+using lt::eltwise;
 
 TEST_CASE("lowp matmul: types x attributes x post-op chains match the reference and oneDNN") {
     const dt kTypes[][3] = {
