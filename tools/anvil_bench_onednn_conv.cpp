@@ -6,36 +6,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "anvil_bench_onednn_lowp.h"
+
 namespace anvil_bench {
-namespace {
-
-dnnl::memory::data_type to_dnnl(anvil_data_type_t t) {
-    using d = dnnl::memory::data_type;
-    switch (t) {
-        case anvil_dt_f32: return d::f32;
-        case anvil_dt_bf16: return d::bf16;
-        case anvil_dt_s32: return d::s32;
-        case anvil_dt_u8: return d::u8;
-        case anvil_dt_s8: return d::s8;
-    }
-    return d::undef;
-}
-
-dnnl::algorithm eltwise_alg(int alg) {
-    using a = dnnl::algorithm;
-    switch (alg) {
-        case anvil_eltwise_relu:
-        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
-        case anvil_eltwise_clip: return a::eltwise_clip;
-        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
-        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
-        case anvil_eltwise_silu: return a::eltwise_swish;
-        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
-        default: return a::eltwise_tanh;
-    }
-}
-
-}  // namespace
 
 struct onednn_conv::state {
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
@@ -81,24 +54,14 @@ bool onednn_conv::init(const conv_types &t, const anvil::conv::conv_shape &s,
                    pr = {s.pb, s.pr};
 
         post_ops po;
-        std::vector<std::pair<int, memory::desc>> bin_mds;
-        for (size_t k = 0; k < a.ops.size(); ++k) {
-            const post_op_spec &o = a.ops[k];
-            if (!o.binary) {
-                const float alpha = o.alg == anvil_eltwise_silu ? 1.0f : o.alpha;
-                po.append_eltwise(1.0f, eltwise_alg(o.alg), alpha, o.beta);
-                continue;
-            }
-            const int64_t ld = ad.bin_ld[bin_mds.size()];
-            const memory::desc md =
-                o.per_n ? memory::desc({1, s.oc, 1, 1}, to_dnnl(o.src_dt), dims{s.oc, 1, s.oc, s.oc})
-                        : memory::desc({s.mb, s.oc, s.oh, s.ow}, to_dnnl(o.src_dt),
-                                       dims{s.oh * s.ow * ld, 1, s.ow * ld, ld});
-            po.append_binary(o.alg == anvil_binary_add ? algorithm::binary_add
-                                                       : algorithm::binary_mul,
-                             md);
-            bin_mds.push_back({int(k), md});
-        }
+        const binary_mds bin_mds =
+            append_post_ops(po, a, [&](const post_op_spec &o, size_t b) {
+                const int64_t ld = ad.bin_ld[b];
+                return o.per_n ? memory::desc({1, s.oc, 1, 1}, to_dnnl(o.src_dt),
+                                              dims{s.oc, 1, s.oc, s.oc})
+                               : memory::desc({s.mb, s.oc, s.oh, s.ow}, to_dnnl(o.src_dt),
+                                              dims{s.oh * s.ow * ld, 1, s.ow * ld, ld});
+            });
         auto make_pd = [&](bool runtime_zp) {
             primitive_attr attr;
             if (a.scale_mode) attr.set_output_scales(a.scale_mode == 2 ? 2 : 0, ad.scales);
@@ -137,12 +100,7 @@ bool onednn_conv::init(const conv_types &t, const anvil::conv::conv_shape &s,
         st->args = {{DNNL_ARG_SRC, memory(src_md, st->eng, const_cast<void *>(src))},
                     {DNNL_ARG_WEIGHTS, weights},
                     {DNNL_ARG_DST, memory(dst_md, st->eng, dst)}};
-        if (a.bias)
-            st->args.insert({DNNL_ARG_BIAS, memory(bias_md, st->eng,
-                                                   const_cast<float *>(ad.dnnl_bias.data()))});
-        for (size_t b = 0; b < bin_mds.size(); ++b)
-            st->args.insert({DNNL_ARG_ATTR_MULTIPLE_POST_OP(bin_mds[b].first) | DNNL_ARG_SRC_1,
-                             memory(bin_mds[b].second, st->eng, ad.bin[b].data())});
+        insert_attr_args(st->args, st->eng, a, ad, bias_md, bin_mds);
         if (runtime_zp) {
             const memory::desc zp_md({1}, memory::data_type::s32, tag::a);
             st->zp_src = {a.zp_src};

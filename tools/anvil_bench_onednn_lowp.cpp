@@ -8,6 +8,63 @@
 
 namespace anvil_bench {
 
+dnnl::memory::data_type to_dnnl(anvil_data_type_t t) {
+    using d = dnnl::memory::data_type;
+    switch (t) {
+        case anvil_dt_f32: return d::f32;
+        case anvil_dt_bf16: return d::bf16;
+        case anvil_dt_s32: return d::s32;
+        case anvil_dt_u8: return d::u8;
+        case anvil_dt_s8: return d::s8;
+    }
+    return d::undef;
+}
+
+dnnl::algorithm eltwise_alg(int alg) {
+    using a = dnnl::algorithm;
+    switch (alg) {
+        case anvil_eltwise_relu:
+        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
+        case anvil_eltwise_clip: return a::eltwise_clip;
+        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
+        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
+        case anvil_eltwise_silu: return a::eltwise_swish;
+        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
+        default: return a::eltwise_tanh;
+    }
+}
+
+binary_mds append_post_ops(
+    dnnl::post_ops &po, const attr_spec &a,
+    const std::function<dnnl::memory::desc(const post_op_spec &, size_t)> &binary_md) {
+    binary_mds bin_mds;
+    for (size_t t = 0; t < a.ops.size(); ++t) {
+        const post_op_spec &o = a.ops[t];
+        if (!o.binary) {
+            const float alpha = o.alg == anvil_eltwise_silu ? 1.0f : o.alpha;
+            po.append_eltwise(1.0f, eltwise_alg(o.alg), alpha, o.beta);
+            continue;
+        }
+        const dnnl::memory::desc md = binary_md(o, bin_mds.size());
+        po.append_binary(o.alg == anvil_binary_add ? dnnl::algorithm::binary_add
+                                                   : dnnl::algorithm::binary_mul,
+                         md);
+        bin_mds.push_back({int(t), md});
+    }
+    return bin_mds;
+}
+
+void insert_attr_args(std::unordered_map<int, dnnl::memory> &args, const dnnl::engine &eng,
+                      const attr_spec &a, const attr_data &ad, const dnnl::memory::desc &bias_md,
+                      const binary_mds &bin_mds) {
+    if (a.bias)
+        args.insert({DNNL_ARG_BIAS,
+                     dnnl::memory(bias_md, eng, const_cast<float *>(ad.dnnl_bias.data()))});
+    for (size_t b = 0; b < bin_mds.size(); ++b)
+        args.insert({DNNL_ARG_ATTR_MULTIPLE_POST_OP(bin_mds[b].first) | DNNL_ARG_SRC_1,
+                     dnnl::memory(bin_mds[b].second, eng, ad.bin[b].data())});
+}
+
 int onednn_gemm_int8(const gemm_problem &p, bool a_signed, float alpha, const void *A,
                      const void *B, float beta, int32_t *C) {
     static const int32_t co = 0;
@@ -92,39 +149,6 @@ const std::string &onednn_lowp_matmul::impl() const {
     return s_ ? s_->impl : none;
 }
 
-}  // namespace anvil_bench
-
-namespace anvil_bench {
-namespace {
-
-dnnl::memory::data_type to_dnnl(anvil_data_type_t t) {
-    using d = dnnl::memory::data_type;
-    switch (t) {
-        case anvil_dt_f32: return d::f32;
-        case anvil_dt_bf16: return d::bf16;
-        case anvil_dt_s32: return d::s32;
-        case anvil_dt_u8: return d::u8;
-        case anvil_dt_s8: return d::s8;
-    }
-    return d::undef;
-}
-
-dnnl::algorithm eltwise_alg(int alg) {
-    using a = dnnl::algorithm;
-    switch (alg) {
-        case anvil_eltwise_relu:
-        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
-        case anvil_eltwise_clip: return a::eltwise_clip;
-        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
-        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
-        case anvil_eltwise_silu: return a::eltwise_swish;
-        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
-        default: return a::eltwise_tanh;
-    }
-}
-
-}  // namespace
-
 struct onednn_attr_matmul::state {
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
     dnnl::stream strm{eng};
@@ -157,23 +181,11 @@ bool onednn_attr_matmul::init(lowp_dt dt, const gemm_problem &p, const void *A, 
         if (a.zp_wei) attr.set_zero_points(DNNL_ARG_WEIGHTS, 0, {a.zp_wei});
         if (a.zp_dst) attr.set_zero_points(DNNL_ARG_DST, 0, {a.zp_dst});
         post_ops po;
-        std::vector<std::pair<int, memory::desc>> bin_mds;
-        for (size_t t = 0; t < a.ops.size(); ++t) {
-            const post_op_spec &o = a.ops[t];
-            if (!o.binary) {
-                const float alpha = o.alg == anvil_eltwise_silu ? 1.0f : o.alpha;
-                po.append_eltwise(1.0f, eltwise_alg(o.alg), alpha, o.beta);
-                continue;
-            }
-            const memory::desc md =
-                o.per_n ? memory::desc({1, p.N}, to_dnnl(o.src_dt), dims{p.N, 1})
-                        : memory::desc({p.M, p.N}, to_dnnl(o.src_dt),
-                                       dims{ad.bin_ld[bin_mds.size()], 1});
-            po.append_binary(o.alg == anvil_binary_add ? algorithm::binary_add
-                                                       : algorithm::binary_mul,
-                             md);
-            bin_mds.push_back({int(t), md});
-        }
+        const binary_mds bin_mds =
+            append_post_ops(po, a, [&](const post_op_spec &o, size_t b) {
+                return o.per_n ? memory::desc({1, p.N}, to_dnnl(o.src_dt), dims{p.N, 1})
+                               : memory::desc({p.M, p.N}, to_dnnl(o.src_dt), dims{ad.bin_ld[b], 1});
+            });
         if (!a.ops.empty()) attr.set_post_ops(po);
         const matmul::primitive_desc pd =
             a.bias ? matmul::primitive_desc(matmul::desc(src_md, wei_md, bias_md, dst_md), attr, s->eng)
@@ -187,12 +199,7 @@ bool onednn_attr_matmul::init(lowp_dt dt, const gemm_problem &p, const void *A, 
         s->args = {{DNNL_ARG_SRC, memory(src_md, s->eng, const_cast<void *>(A))},
                    {DNNL_ARG_WEIGHTS, weights},
                    {DNNL_ARG_DST, memory(dst_md, s->eng, C)}};
-        if (a.bias)
-            s->args.insert({DNNL_ARG_BIAS, memory(bias_md, s->eng,
-                                                  const_cast<float *>(ad.dnnl_bias.data()))});
-        for (size_t b = 0; b < bin_mds.size(); ++b)
-            s->args.insert({DNNL_ARG_ATTR_MULTIPLE_POST_OP(bin_mds[b].first) | DNNL_ARG_SRC_1,
-                            memory(bin_mds[b].second, s->eng, ad.bin[b].data())});
+        insert_attr_args(s->args, s->eng, a, ad, bias_md, bin_mds);
         s_ = std::move(s);
         return true;
     } catch (const dnnl::error &e) {

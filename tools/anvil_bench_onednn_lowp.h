@@ -7,13 +7,41 @@
 //                       reordered once in init (prepacked).  The primitive is
 //                       created in init; only execute + wait is timed.
 #pragma once
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "anvil_bench_attr.h"
 #include "anvil_bench_lowp.h"
 
 namespace anvil_bench {
+
+// ---- attribute setup shared by the matmul and convolution peers
+
+dnnl::memory::data_type to_dnnl(anvil_data_type_t t);
+// anvil's eltwise ops as oneDNN algorithms (leaky_relu: eltwise_relu with
+// alpha; silu: eltwise_swish, given alpha = 1 by append_post_ops).
+dnnl::algorithm eltwise_alg(int alg);
+
+// The binary post-op operands: (index of the post-op in the chain, desc).
+using binary_mds = std::vector<std::pair<int, dnnl::memory::desc>>;
+
+// Appends the attr_spec's post-ops to po; binary_md(o, b) is the memory
+// descriptor of binary operand b (0, 1, ... in chain order).
+binary_mds append_post_ops(
+    dnnl::post_ops &po, const attr_spec &a,
+    const std::function<dnnl::memory::desc(const post_op_spec &, size_t)> &binary_md);
+
+// Adds the bias (ad.dnnl_bias, when a.bias) and the binary operands
+// (ad.bin) to the execution arguments.
+void insert_attr_args(std::unordered_map<int, dnnl::memory> &args, const dnnl::engine &eng,
+                      const attr_spec &a, const attr_data &ad, const dnnl::memory::desc &bias_md,
+                      const binary_mds &bin_mds);
 
 // Returns 0 on success (a dnnl_status_t otherwise).
 int onednn_gemm_int8(const gemm_problem &p, bool a_signed, float alpha, const void *A,
