@@ -27,21 +27,6 @@ namespace {
 
 using anvil::conv::conv_shape;
 
-uint64_t mix(uint64_t &s) {  // splitmix64
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-bool cpu_has_vnni() {
-#if defined(ANVIL_BENCH_X86_PROBES)
-    return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
-#else
-    return false;
-#endif
-}
-
 // ------------------------------------------------------------------ problems
 
 struct conv_problem {
@@ -160,20 +145,10 @@ struct conv_data {
             }
             return true;
         }
-        // As the lowp data: without VNNI oneDNN's u8 x s8 pair sums saturate
-        // at 16 bits, so 7-bit data there.
-        full_range = cpu_has_vnni();
-        const bool sa = t.src == anvil_dt_s8;
-        uint64_t r = seed * 0x2545f4914f6cdd1dull + 7;
-        uint8_t *a = static_cast<uint8_t *>(src.data()), *b = static_cast<uint8_t *>(wei.data());
-        for (int64_t i = 0; i < ns; ++i) {
-            const uint64_t v = mix(r);
-            a[i] = full_range ? uint8_t(v) : sa ? uint8_t(int8_t(int(v % 128) - 64)) : uint8_t(v % 128);
-        }
-        for (int64_t i = 0; i < nw; ++i) {
-            const uint64_t v = mix(r);
-            b[i] = full_range || !sa ? uint8_t(v) : uint8_t(int8_t(int(v % 128) - 64));
-        }
+        // As the lowp data (7-bit data without VNNI).
+        full_range = fill_int8_operands(static_cast<uint8_t *>(src.data()), ns,
+                                        t.src == anvil_dt_s8, static_cast<uint8_t *>(wei.data()),
+                                        nw, seed);
         return true;
     }
 };

@@ -39,6 +39,13 @@ namespace anvil_bench {
 enum class lowp_dt { bf16, u8s8s32, s8s8s32 };
 
 bool parse_lowp_dt(const std::string &s, lowp_dt *dt);
+
+// Random int8 operands a (u8, or s8 when a_signed) and b (s8), shared by
+// the GEMM and conv data: the whole range where the CPU has VNNI, 7-bit
+// data otherwise (oneDNN's u8 x s8 pair sums saturate at 16 bits there).
+// Returns whether the whole range was used.
+bool fill_int8_operands(uint8_t *a, int64_t na, bool a_signed, uint8_t *b, int64_t nb,
+                        uint64_t seed);
 const char *lowp_name(lowp_dt dt);
 inline bool is_int8(lowp_dt dt) { return dt != lowp_dt::bf16; }
 inline int64_t elem_bytes(lowp_dt dt) { return dt == lowp_dt::bf16 ? 2 : 1; }

@@ -51,6 +51,23 @@ bool int8_tie(int64_t dot64, float alpha, float beta, int32_t c0) {
 
 }  // namespace
 
+bool fill_int8_operands(uint8_t *a, int64_t na, bool a_signed, uint8_t *b, int64_t nb,
+                        uint64_t seed) {
+    // Without VNNI oneDNN's u8 x s8 pair sums saturate at 16 bits: 7-bit data.
+    const bool full_range = cpu_has_vnni();
+    const bool sa = a_signed;
+    uint64_t s = seed * 0x2545f4914f6cdd1dull + 7;
+    for (int64_t i = 0; i < na; ++i) {
+        const uint64_t r = mix(s);
+        a[i] = full_range ? uint8_t(r) : sa ? uint8_t(int8_t(int(r % 128) - 64)) : uint8_t(r % 128);
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint64_t r = mix(s);
+        b[i] = full_range || !sa ? uint8_t(r) : uint8_t(int8_t(int(r % 128) - 64));
+    }
+    return full_range;
+}
+
 bool parse_lowp_dt(const std::string &s, lowp_dt *dt) {
     if (s == "bf16") *dt = lowp_dt::bf16;
     else if (s == "u8s8s32") *dt = lowp_dt::u8s8s32;
@@ -102,19 +119,11 @@ bool lowp_data::init(lowp_dt t, const gemm_problem &prob, data_kind k, uint64_t 
         for (int64_t i = 0; i < nB; ++i) Bf[size_t(i)] = bf16_to_f32(b16[i] = f32_to_bf16_rne(Bf[size_t(i)]));
         return true;
     }
-    // Without VNNI oneDNN's u8 x s8 pair sums saturate at 16 bits: 7-bit data.
-    full_range = cpu_has_vnni();
+    full_range = fill_int8_operands(static_cast<uint8_t *>(A.data()), nA,
+                                    dt == lowp_dt::s8s8s32, static_cast<uint8_t *>(B.data()), nB,
+                                    seed);
     const bool sa = dt == lowp_dt::s8s8s32;
-    uint64_t s = seed * 0x2545f4914f6cdd1dull + 7;
     uint8_t *a = static_cast<uint8_t *>(A.data()), *b = static_cast<uint8_t *>(B.data());
-    for (int64_t i = 0; i < nA; ++i) {
-        const uint64_t r = mix(s);
-        a[i] = full_range ? uint8_t(r) : sa ? uint8_t(int8_t(int(r % 128) - 64)) : uint8_t(r % 128);
-    }
-    for (int64_t i = 0; i < nB; ++i) {
-        const uint64_t r = mix(s);
-        b[i] = full_range || !sa ? uint8_t(r) : uint8_t(int8_t(int(r % 128) - 64));
-    }
     if (full_range && nA > 0 && nB > 0) {  // the corner of a saturating pair sum
         a[0] = sa ? 0x80 : 0xff;
         b[0] = 0x80;
