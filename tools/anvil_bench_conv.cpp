@@ -658,20 +658,6 @@ std::string num(double v, const char *fmt = "%.4f") {
     return b;
 }
 
-std::string csv_field(const std::string &s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string o = "\"";
-    for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return o + "\"";
-}
-
-std::FILE *open_or(const std::string &path, std::FILE *fallback) {
-    if (path.empty()) return fallback;
-    std::FILE *f = std::fopen(path.c_str(), "w");
-    if (!f) std::fprintf(stderr, "anvil-bench: cannot write %s; using stdout\n", path.c_str());
-    return f ? f : fallback;
-}
-
 double gflops(const conv_shape &s, double t) { return t > 0 ? 2e-9 * anvil::conv::conv_macs(s) / t : 0; }
 
 void text_row(const conv_run &run, const conv_result &r) {

@@ -34,6 +34,8 @@ std::string num(double v, const char *fmt = "%.3f") {
     return b;
 }
 
+}  // namespace
+
 std::string csv_field(const std::string &s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string o = "\"";
@@ -47,8 +49,6 @@ std::FILE *open_or(const std::string &path, std::FILE *fallback) {
     if (!f) std::fprintf(stderr, "anvil-bench: cannot write %s; using stdout\n", path.c_str());
     return f ? f : fallback;
 }
-
-}  // namespace
 
 reporter::reporter(const options &o, const run_info &info) : o_(o), info_(info) {
     if (o.csv) csv_ = open_or(o.csv_path, stdout);

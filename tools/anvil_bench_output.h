@@ -68,6 +68,12 @@ struct run_info {
 // "GOP/s" for the integer types, "GFLOP/s" otherwise.
 const char *dt_unit(const std::string &dt);
 
+// A CSV field, quoted (quotes doubled) when it holds ',', '"' or a newline.
+std::string csv_field(const std::string &s);
+// The file at `path` opened for writing; `fallback` when path is empty or
+// the file cannot be opened (with a note on stderr).
+std::FILE *open_or(const std::string &path, std::FILE *fallback);
+
 class reporter {
 public:
     reporter(const options &o, const run_info &info);
