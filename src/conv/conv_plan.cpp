@@ -37,7 +37,7 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     // im2col rows and runs as one call over all of K.
     const int64_t k_per_call = p->fold_kw ? g.KW * p->ICgp : p->ICgp;
     const int64_t calls_per_tile = p->fold_kw ? g.KH : g.taps();
-    p->im2col_all = k_per_call < kMinInPlaceK && calls_per_tile > 1;
+    p->im2col_all = k_per_call < (f32 ? kMinInPlaceKF32 : kMinInPlaceK) && calls_per_tile > 1;
     // Spatial padding is materialised too: one pass over the source costs
     // less than gathering the edge pixels (a quarter of a 14 x 14 map) one
     // by one, and every tile then reads its taps in place.
