@@ -350,6 +350,15 @@ point_check check_points(const conv_reference &ref, const conv_shape &s,
     return r;
 }
 
+// The timing harness's check of one output: the chosen points only.
+bool points_ok(const conv_reference &ref, const conv_shape &s, const std::vector<point> &pts,
+               const std::vector<chain_value> &want, anvil_data_type_t dst, const void *C,
+               bool dnnl, std::string *why) {
+    const point_check pc = check_points(ref, s, pts, want, dst, C, dnnl);
+    if (pc.bad) *why = std::to_string(pc.bad) + " bad points; first: " + pc.first;
+    return pc.bad == 0;
+}
+
 std::vector<chain_value> chain_at(const conv_reference &ref, const std::vector<point> &pts) {
     std::vector<chain_value> v;
     v.reserve(pts.size());
@@ -394,6 +403,35 @@ struct conv_run {
 
 const char *unit_of(const conv_types &t) { return t.int8() ? "GOP/s" : "GFLOP/s"; }
 
+conv_result &finish(conv_result &r, const char *status, const std::string &detail) {
+    r.status = status;
+    r.detail = detail;
+    return r;
+}
+
+// The operands and both outputs (anvil's Ca, the peer's Cd, pre-filled with
+// a byte pattern) of one problem; false when memory runs out.
+struct conv_case {
+    conv_data cd;
+    attr_data ad;
+    buffer Ca, Cd;
+    int64_t nC = 0;
+    // full_ld: the row stride of full binary operands.
+    bool init(const conv_run &run, const conv_shape &s, const gemm_problem &gp,
+              uint64_t data_seed, int64_t full_ld, uint64_t attr_seed) {
+        nC = gp.M * s.oc;
+        const int64_t cb = dt_bytes(run.t.dst);
+        const bool mem = cd.init(s, run.t, run.layout, data_seed) &&
+                         ad.init(run.a, gp, full_ld, attr_seed);
+        Ca = buffer(size_t(nC * cb));
+        Cd = buffer(size_t(nC * cb));
+        if (!mem || !Ca.ok() || !Cd.ok()) return false;
+        fill_bytes(Ca);
+        fill_bytes(Cd);
+        return true;
+    }
+};
+
 // ---------------------------------------------------------------- check mode
 
 conv_result check_one(const conv_run &run, const conv_problem &cp, uint64_t seed) {
@@ -403,34 +441,20 @@ conv_result check_one(const conv_run &run, const conv_problem &cp, uint64_t seed
     conv_result r;
     r.p = cp;
     const gemm_problem gp = gemm_view(s);
-    const int64_t nC = gp.M * s.oc, cb = dt_bytes(run.t.dst);
-    conv_data cd;
-    attr_data ad;
+    conv_case c;
     // Full binary operands get a row stride of OC + 3 here.
-    const bool mem = cd.init(s, run.t, run.layout, seed) && ad.init(a, gp, s.oc + 3, seed);
-    buffer Ca(size_t(nC * cb)), Cd(size_t(nC * cb));
-    if (!mem || !Ca.ok() || !Cd.ok()) {
-        r.status = "ERROR";
-        r.detail = "out of memory";
-        return r;
-    }
-    fill_bytes(Ca);
-    fill_bytes(Cd);
+    if (!c.init(run, s, gp, seed, s.oc + 3, seed)) return finish(r, "ERROR", "out of memory");
+    const conv_data &cd = c.cd;
+    const attr_data &ad = c.ad;
+    const buffer &Ca = c.Ca, &Cd = c.Cd;
+    const int64_t nC = c.nC;
     anvil_conv ac;
     anvil_status_t st = ac.init(cd, a, ad);
     if (st == anvil_success) st = ac.run(cd.src.data(), Ca.data());
-    if (st != anvil_success) {
-        r.status = "FAIL";
-        r.detail = ac.where + ": " + anvil_status_str(st);
-        return r;
-    }
+    if (st != anvil_success) return finish(r, "FAIL", ac.where + ": " + anvil_status_str(st));
     const std::vector<point> pts = choose_points(gp, o.check_points, double(1 << 26), seed);
     const conv_reference ref(cd, a, ad, pixels_of(pts));
-    if (!ref.ok()) {
-        r.status = "ERROR";
-        r.detail = "out of memory (reference)";
-        return r;
-    }
+    if (!ref.ok()) return finish(r, "ERROR", "out of memory (reference)");
     const std::vector<chain_value> want = chain_at(ref, pts);
     const point_check pa = check_points(ref, s, pts, want, run.t.dst, Ca.data(), false);
     r.max_err_ref = pa.max_err;
@@ -534,32 +558,17 @@ conv_result perf_one(const conv_run &run, const conv_problem &cp, uint64_t seed)
     conv_result r;
     r.p = cp;
     const gemm_problem gp = gemm_view(s);
-    const int64_t nC = gp.M * s.oc, cb = dt_bytes(run.t.dst);
-    conv_data cd;
-    attr_data ad;
-    const bool mem = cd.init(s, run.t, run.layout, seed * 7919 + 1) && ad.init(a, gp, s.oc, seed);
-    buffer Ca(size_t(nC * cb)), Cd(size_t(nC * cb));
-    if (!mem || !Ca.ok() || !Cd.ok()) {
-        r.status = "ERROR";
-        r.detail = "out of memory";
-        return r;
-    }
-    fill_bytes(Ca);
-    fill_bytes(Cd);
+    conv_case c;
+    if (!c.init(run, s, gp, seed * 7919 + 1, s.oc, seed)) return finish(r, "ERROR", "out of memory");
+    const conv_data &cd = c.cd;
+    const attr_data &ad = c.ad;
+    buffer &Ca = c.Ca, &Cd = c.Cd;
     anvil_conv ac;
     const anvil_status_t st = ac.init(cd, a, ad);
-    if (st != anvil_success) {
-        r.status = "ERROR";
-        r.detail = ac.where + ": " + anvil_status_str(st);
-        return r;
-    }
+    if (st != anvil_success) return finish(r, "ERROR", ac.where + ": " + anvil_status_str(st));
     const std::vector<point> pts = choose_points(gp, o.perf_points, 0.0, seed);
     const conv_reference ref(cd, a, ad, pixels_of(pts));
-    if (!ref.ok()) {
-        r.status = "ERROR";
-        r.detail = "out of memory (reference)";
-        return r;
-    }
+    if (!ref.ok()) return finish(r, "ERROR", "out of memory (reference)");
     const std::vector<chain_value> want = chain_at(ref, pts);
     const anvil_data_type_t dst = run.t.dst;
 
@@ -583,9 +592,7 @@ conv_result perf_one(const conv_run &run, const conv_problem &cp, uint64_t seed)
                               *why = std::string("returned ") + anvil_status_str(*ep);
                               return false;
                           }
-                          const point_check pc = check_points(*rp, s, *pp, *wp, dst, out, false);
-                          if (pc.bad) *why = std::to_string(pc.bad) + " bad points; first: " + pc.first;
-                          return pc.bad == 0;
+                          return points_ok(*rp, s, *pp, *wp, dst, out, false, why);
                       }});
     }
     onednn_conv dc;
@@ -600,9 +607,7 @@ conv_result perf_one(const conv_run &run, const conv_problem &cp, uint64_t seed)
             const std::vector<chain_value> *wp = &want;
             cs.push_back({"onednn_conv", [dp](int64_t) { dp->execute(); },
                           [=](int64_t, std::string *why) {
-                              const point_check pc = check_points(*rp, s, *pp, *wp, dst, out, true);
-                              if (pc.bad) *why = std::to_string(pc.bad) + " bad points; first: " + pc.first;
-                              return pc.bad == 0;
+                              return points_ok(*rp, s, *pp, *wp, dst, out, true, why);
                           }});
             r.has_peer = true;
             r.peer_impl = dc.impl();
