@@ -17,13 +17,22 @@ const char *kind_name(dw_kind k) {
         default: return "s8";
     }
 }
+// Fused kernels get names of their own ("_epi_u8_scalen_bias_relu_zp").
+std::string epi_suffix(uint8_t epi) {
+    static const char *const outs[] = {"", "f32", "bf16", "u8", "s8", "?", "?", "?"};
+    if (!epi) return "";
+    return std::string("_epi_") + outs[epi & conv::DW_EPI_OUT_MASK] +
+           (epi & conv::DW_EPI_SCALE_N ? "_scalen" : "_scale1") + (epi & conv::DW_EPI_BIAS ? "_bias" : "") +
+           (epi & conv::DW_EPI_RELU ? "_relu" : "") + (epi & conv::DW_EPI_LEAKY ? "_leaky" : "") +
+           (epi & conv::DW_EPI_ZP ? "_zp" : "");
+}
 }  // namespace
 
 std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
     return std::string("anvil_conv_dw_avx512_") + kind_name(d.kind) + "_m" + std::to_string(d.m) +
            (d.has_zero_point ? "_zp" : "") +
            (d.row_taps ? "_r" + std::to_string(d.row_taps) + "s" + std::to_string(d.row_step) : "") +
-           (d.row_taps && d.narrow_int ? "_vnni" : "");
+           (d.row_taps && d.narrow_int ? "_vnni" : "") + epi_suffix(d.epi);
 }
 
 jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
@@ -37,17 +46,47 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     if (rt_ && (rs_ < 1 || rs_ > conv::kDwMaxRowStep)) XBYAK_THROW(ERR_INTERNAL)
     elem_ = conv::dw_src_bytes(d.kind);
     if (!is_int()) d_.has_zero_point = 0;
+    epi_out_ = uint8_t(d.epi & conv::DW_EPI_OUT_MASK);
+    if (epi_out_ > 4 || (d.epi != 0 && epi_out_ == 0)) XBYAK_THROW(ERR_INTERNAL)
     prologue();
     block_loop();
     epilogue();
+    if (epi_out_) {
+        // Broadcast constants (read with {1to16}), after the return: the
+        // lp kernels' table (jit_lp_avx512).
+        align(64);
+        L(consts_);
+        dd(1);           // +0: bf16 rounding lsb mask
+        dd(0x7fff);      // +4: bf16 rounding bias
+        dd(0x40);        // +8: bf16 quiet bit
+        dd(0x7fffffff);  // +12: |x| mask
+        dd(0x7f800000);  // +16: +inf bits
+        dd(0x00000000);  // +20: 0.0f (u8 low bound)
+        dd(0x437f0000);  // +24: 255.0f
+        dd(0xc3000000);  // +28: -128.0f
+        dd(0x42fe0000);  // +32: 127.0f
+    }
+}
+
+int jit_conv_dw_avx512::out_bytes() const {
+    switch (epi_out_) {
+        case 0:
+        case 1: return 4;  // acc (f32 / int32) or f32
+        case 2: return 2;
+        default: return 1;
+    }
 }
 
 void jit_conv_dw_avx512::prologue() {
     preamble({reg_src, reg_src4, reg_w, reg_acc, reg_ldc});  // and rbp (reg_blocks)
     sub(rsp, kFrame);
+    mov(ptr[rsp + kFrameArgs], reg_args);
     mov(reg_src_taps, ptr[reg_args + offsetof(dw_ukernel_args, src_taps)]);
     mov(reg_w_taps, ptr[reg_args + offsetof(dw_ukernel_args, w_taps)]);
-    mov(reg_acc, ptr[reg_args + offsetof(dw_ukernel_args, acc)]);
+    if (epi_out_)
+        mov(reg_acc, ptr[reg_args + offsetof(dw_ukernel_args, dst)]);
+    else
+        mov(reg_acc, ptr[reg_args + offsetof(dw_ukernel_args, acc)]);
     mov(reg_ntaps, ptr[reg_args + offsetof(dw_ukernel_args, ntaps)]);
     mov(reg_ps, ptr[reg_args + offsetof(dw_ukernel_args, pix_stride)]);
     if (vnni_) {
@@ -61,8 +100,12 @@ void jit_conv_dw_avx512::prologue() {
         lea(reg_ps3, ptr[reg_ps + reg_ps * 2]);
     }
     mov(reg_blocks, ptr[reg_args + offsetof(dw_ukernel_args, nblocks)]);
-    mov(reg_ldc, ptr[reg_args + offsetof(dw_ukernel_args, acc_ld)]);
-    shl(reg_ldc, 2);  // f32 and int32 accumulators are both 4 bytes
+    if (epi_out_) {
+        mov(reg_ldc, ptr[reg_args + offsetof(dw_ukernel_args, dst_ld)]);  // bytes
+    } else {
+        mov(reg_ldc, ptr[reg_args + offsetof(dw_ukernel_args, acc_ld)]);
+        shl(reg_ldc, 2);  // f32 and int32 accumulators are both 4 bytes
+    }
     if (d_.has_zero_point) vpbroadcastd(zpv(), dword[reg_args + offsetof(dw_ukernel_args, zero_point)]);
     // The frame: channels, block 0's src offset (0) and acc.
     mov(reg_t, ptr[reg_args + offsetof(dw_ukernel_args, channels)]);
@@ -104,7 +147,7 @@ void jit_conv_dw_avx512::channel_loop() {
     jl(one, T_NEAR);
     L(pair);
     block(2, false);
-    add(reg_acc, 2 * kVecBytes);
+    add(reg_acc, 2 * kLanes * out_bytes());
     add(reg_coff, 2 * kLanes * elem_);
     add(reg_soff, 2 * kLanes * elem_);
     sub(reg_left, 2 * kLanes);
@@ -114,7 +157,7 @@ void jit_conv_dw_avx512::channel_loop() {
     cmp(reg_left, kLanes);
     jl(tail, T_NEAR);
     block(1, false);
-    add(reg_acc, kVecBytes);
+    add(reg_acc, kLanes * out_bytes());
     add(reg_coff, kLanes * elem_);
     add(reg_soff, kLanes * elem_);
     sub(reg_left, kLanes);
@@ -314,6 +357,10 @@ void jit_conv_dw_avx512::set_acc_rows() {
 }
 
 void jit_conv_dw_avx512::store(int nb, bool tail) {
+    if (epi_out_) {
+        store_fused(nb, tail);
+        return;
+    }
     set_acc_rows();
     for (int r = 0; r < m_; ++r)
         for (int j = 0; j < nb; ++j) {
@@ -324,6 +371,96 @@ void jit_conv_dw_avx512::store(int nb, bool tail) {
             else
                 vmovups(dst, acc(r, j));
         }
+}
+
+// ------------------------------------------------------ fused epilogue
+namespace {
+const Zmm z_zero(20), z_t1(21), z_t2(22), z_t3(23);
+const Opmask k_tmp(2);
+Zmm z_scale(int j) { return Zmm(16 + j); }
+Zmm z_bias(int j) { return Zmm(18 + j); }
+}  // namespace
+
+void jit_conv_dw_avx512::store_fused(int nb, bool tail) {
+    const uint8_t f = d_.epi;
+    set_acc_rows();
+    mov(rax, ptr[rsp + kFrameArgs]);
+    // Channel c's float at base + reg_coff * (4 / elem) (like the weights).
+    mov(r13, ptr[rax + offsetof(dw_ukernel_args, scales)]);
+    for (int j = 0; j < nb; ++j) {
+        if (f & conv::DW_EPI_SCALE_N) {
+            const Address at = ptr[r13 + reg_coff * (4 / elem_) + j * kVecBytes];
+            vmovups(tail ? Zmm(z_scale(j) | k_tail | T_z) : z_scale(j), at);  // masked: may end at the last channel
+        } else {
+            vbroadcastss(z_scale(j), dword[r13]);
+        }
+    }
+    if (f & conv::DW_EPI_BIAS) {
+        mov(r13, ptr[rax + offsetof(dw_ukernel_args, bias)]);
+        for (int j = 0; j < nb; ++j) {
+            const Address at = ptr[r13 + reg_coff * (4 / elem_) + j * kVecBytes];
+            vmovups(tail ? Zmm(z_bias(j) | k_tail | T_z) : z_bias(j), at);
+        }
+    }
+    if (f & (conv::DW_EPI_RELU | conv::DW_EPI_LEAKY)) vxorps(z_zero, z_zero, z_zero);
+    const int ob = out_bytes();
+    for (int r = 0; r < m_; ++r)
+        for (int j = 0; j < nb; ++j) {
+            finish_vec(acc(r, j), j);
+            store_converted(ptr[acc_at(r) + j * kLanes * ob], acc(r, j), tail);
+        }
+}
+
+void jit_conv_dw_avx512::finish_vec(const Zmm &v, int j) {
+    const uint8_t f = d_.epi;
+    if (is_int()) vcvtdq2ps(v, v);  // exact int32 -> float, rounded to nearest even
+    vmulps(v, v, z_scale(j));       // scales[c] or scales[0] (1.0f: exact)
+    if (f & conv::DW_EPI_BIAS) vaddps(v, v, z_bias(j));
+    if (f & conv::DW_EPI_RELU) {
+        vcmpps(k_tmp, v, z_zero, 2);  // x <= 0 (ordered): +0; NaN stays
+        vxorps(v | k_tmp, v, v);
+    }
+    if (f & conv::DW_EPI_LEAKY) {
+        vcmpps(k_tmp, v, z_zero, 14);  // x > 0 keeps x; else (NaN too) alpha * x
+        knotw(k_tmp, k_tmp);
+        vmulps(v | k_tmp, v, ptr_b[rax + offsetof(dw_ukernel_args, alpha)]);
+    }
+    if (f & conv::DW_EPI_ZP) vaddps(v, v, ptr_b[rax + offsetof(dw_ukernel_args, dst_zero_point)]);
+}
+
+void jit_conv_dw_avx512::store_converted(const Address &dst_base, const Zmm &v, bool tail) {
+    const Address dst = tail ? dst_base | k_tail : dst_base;
+    switch (epi_out_) {
+        case 1: vmovups(dst, v); break;
+        case 2:
+            // lowp::f32_to_bf16: + 0x7fff + lsb, >> 16; NaN -> high half | quiet bit.
+            vpsrld(z_t1, v, 16);
+            vpandd(z_t2, z_t1, ptr_b[rip + consts_]);
+            vpaddd(z_t2, z_t2, v);
+            vpaddd(z_t2, z_t2, ptr_b[rip + consts_ + 4]);
+            vpsrld(z_t2, z_t2, 16);
+            vpord(z_t1, z_t1, ptr_b[rip + consts_ + 8]);
+            vpandd(z_t3, v, ptr_b[rip + consts_ + 12]);
+            vpcmpgtd(k_tmp, z_t3, ptr_b[rip + consts_ + 16]);
+            vmovdqa32(z_t2 | k_tmp, z_t1);
+            vpmovdw(dst, z_t2);
+            break;
+        case 3:
+        case 4: {
+            const bool u8 = epi_out_ == 3;
+            vcmpps(k_tmp, v, v, 7);  // ordered: NaN lanes -> 0
+            vmovaps(v | k_tmp | T_z, v);
+            vmaxps(v, v, ptr_b[rip + consts_ + (u8 ? 20 : 28)]);
+            vminps(v, v, ptr_b[rip + consts_ + (u8 ? 24 : 32)]);
+            vcvtps2dq(v, v | T_rn_sae);  // nearest even, whatever MXCSR says
+            if (u8)
+                vpmovusdb(dst, v);
+            else
+                vpmovsdb(dst, v);
+            break;
+        }
+        default: break;
+    }
 }
 
 }  // namespace anvil::jit

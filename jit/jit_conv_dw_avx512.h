@@ -72,10 +72,22 @@ private:
     void pixel(int r, int j, bool tail);  // acc(r, j) += X(r) * W
     void set_acc_rows();             // row pointers for store()
     void store(int nb, bool tail);
+    // Fused epilogue (d_.epi != 0): reg_acc / reg_ldc address dst (bytes);
+    // each accumulator is finished and converted in registers (the lp
+    // kernels' sequence, jit_lp_avx512::store_fused).  Registers at the
+    // store: scales of block j in zmm16 + j, bias in zmm18 + j, zero in
+    // zmm20, temporaries zmm21..23 (all free there), k2 a temporary; rax
+    // the args pointer, r13 scratch.
+    void store_fused(int nb, bool tail);
+    void finish_vec(const Xbyak::Zmm &v, int j);
+    void store_converted(const Xbyak::Address &dst_base, const Xbyak::Zmm &v, bool tail);
+    int out_bytes() const;
     void tail_mask();                // k_tail = (1 << channels left) - 1
     void epilogue();
 
     conv::dw_ukernel_desc d_;
+    uint8_t epi_out_ = 0;  // d_.epi's output type (0: store acc)
+    Xbyak::Label consts_;  // broadcast constants (fused bf16 / u8 / s8 stores)
     int m_ = 1;
     int elem_ = 4;  // src bytes per channel
     int rt_ = 0;    // row_taps
@@ -107,7 +119,8 @@ private:
     static constexpr int kFrameChannels = 0;  // args->channels
     static constexpr int kFrameSrcOff = 8;    // this block's src byte offset
     static constexpr int kFrameAcc = 16;      // this block's acc row 0
-    static constexpr int kFrame = 24;
+    static constexpr int kFrameArgs = 24;     // the args pointer (fused epilogue)
+    static constexpr int kFrame = 32;
     // At the store the tap registers are free: row 4 and 3 * acc_ld * 4.
     const Xbyak::Reg64 reg_acc4 = r12;
     const Xbyak::Reg64 reg_ldc3 = rbx;

@@ -19,6 +19,7 @@ class jit_avx512_dw_backend_t final : public dw_backend {
 public:
     const char *name() const override { return "jit:avx512_dw"; }
     anvil_isa_t tier() const override { return anvil_isa_avx512_core; }
+    bool supports_fused_epilogue() const override { return true; }
     anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const override {
         if (!dw_desc_valid(desc)) return anvil_invalid_argument;
         // The descriptor as cached: this tier and no stray reserved bytes.
@@ -28,7 +29,8 @@ public:
                           (cpu::effective_features() & cpu::f_avx512_vnni) != 0;
         const dw_ukernel_desc d =
             make_dw_desc(uint8_t(vnni ? anvil_isa_avx512_core_vnni : anvil_isa_avx512_core), desc.kind,
-                         desc.m, desc.has_zero_point != 0, desc.row_taps, desc.row_step, vnni);
+                         desc.m, desc.has_zero_point != 0, desc.row_taps, desc.row_step, vnni,
+                         desc.epi);
         cache::kernel_ptr k;
         const anvil_status_t st =
             jit::cached_kernel<jit::jit_conv_dw_avx512>(t_front_dw_avx512, d, "conv_dw_avx512:", &k);

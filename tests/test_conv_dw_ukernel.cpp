@@ -29,6 +29,7 @@
 #include "conv/dw_ukernel.h"
 #include "cpu/isa.h"
 #include "fallback/hwy_conv_dw.h"
+#include "lowp/chain_epilogue.h"
 #include "test_util.h"
 
 namespace {
@@ -544,6 +545,142 @@ TEST_CASE("dw ukernel: nblocks < 1 writes nothing") {
             }
         }
     }
+}
+
+// Fused epilogues (JIT only): the fused kernel's dst equals, byte for
+// byte, the plain kernel's acc finished by the portable chain epilogue,
+// over outputs, flags, m, nblocks and channel tails; the bytes around each
+// dst row stay untouched.  Highway / scalar refuse fused descriptors.
+TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
+    namespace lowp = anvil::lowp;
+    using namespace anvil::conv;
+    for (const dw_backend *be : backends_under_cap())
+        if (!be->supports_fused_epilogue()) {
+            dw_ukernel_ref k;
+            CHECK(be->get(make_dw_desc(uint8_t(be->tier()), dw_kind::u8, 2, false, 0, 1, false,
+                                       uint8_t(lowp::EPI_U8)),
+                          &k) == anvil_unsupported);
+        }
+    const dw_backend *jit = jit_avx512_dw_backend();
+    if (!jit || !(anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_core)) return;
+    REQUIRE(jit->supports_fused_epilogue());
+    const lowp::out_type outs[] = {lowp::out_type::f32, lowp::out_type::bf16, lowp::out_type::u8,
+                                   lowp::out_type::s8};
+    const uint8_t epi_out[] = {lowp::EPI_F32, lowp::EPI_BF16, lowp::EPI_U8, lowp::EPI_S8};
+    uint32_t seed = 12345;
+    auto rnd = [&] { return seed = seed * 1664525u + 1013904223u; };
+    for (dw_kind kind : {dw_kind::f32, dw_kind::bf16, dw_kind::u8, dw_kind::s8})
+        for (int o = 0; o < 4; ++o)
+            for (int flags = 0; flags < 24; ++flags) {
+                const int scale = flags % 3, act = flags / 3 % 4;  // act 3: relu + zp + bias
+                const bool bias = act >= 2, zp = (flags & 1) != 0 || act == 3;
+                const int elt = act == 3 ? 1 : act;                // 0 none, 1 relu, 2 leaky
+                for (int m : {1, 3, 8})
+                    for (int64_t channels : {int64_t(1), int64_t(17), int64_t(50)}) {
+                        CAPTURE(kind_name(kind));
+                        CAPTURE(o);
+                        CAPTURE(flags);
+                        CAPTURE(m);
+                        CAPTURE(channels);
+                        const int64_t nb = 2, rows = nb * m, ntaps = 5, elem = dw_src_bytes(kind);
+                        const bool zpsrc = is_int(kind) && (flags & 2);
+                        uint8_t epi = epi_out[o];
+                        if (scale == 2) epi |= DW_EPI_SCALE_N;
+                        if (bias) epi |= DW_EPI_BIAS;
+                        if (elt == 1) epi |= DW_EPI_RELU;
+                        if (elt == 2) epi |= DW_EPI_LEAKY;
+                        if (zp) epi |= DW_EPI_ZP;
+                        dw_ukernel_ref plain, fused;
+                        REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc), &plain) ==
+                                anvil_success);
+                        REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc, 0, 1, false, epi),
+                                         &fused) == anvil_success);
+                        CHECK(std::string(fused.name).find("_epi_") != std::string::npos);
+                        // src: ntaps regions of rows pixels; weights 16-padded.
+                        std::vector<uint8_t> src(size_t(ntaps * rows * channels * elem));
+                        for (size_t i = 0; i < src.size(); i += size_t(elem)) {
+                            const uint32_t r = rnd() >> 8;
+                            if (kind == dw_kind::f32) {
+                                const float v = float(int(r % 2001) - 1000) / 16.0f;
+                                std::memcpy(&src[i], &v, 4);
+                            } else if (kind == dw_kind::bf16) {
+                                const float v = float(int(r % 2001) - 1000) / 16.0f;
+                                uint32_t bits;
+                                std::memcpy(&bits, &v, 4);  // truncated to bf16: the same bits for both paths
+                                const uint16_t h = uint16_t(bits >> 16);
+                                std::memcpy(&src[i], &h, 2);
+                            } else {
+                                src[i] = uint8_t(r);
+                            }
+                        }
+                        const int64_t wpad = padded(channels);
+                        std::vector<int32_t> wi(size_t(ntaps * wpad));
+                        std::vector<float> wf(size_t(ntaps * wpad));
+                        for (size_t i = 0; i < wi.size(); ++i) {
+                            wi[i] = int32_t(int8_t(rnd() >> 8));
+                            wf[i] = float(int(rnd() % 201) - 100) / 32.0f;
+                        }
+                        std::vector<const uint8_t *> st(static_cast<size_t>(ntaps));
+                        std::vector<const void *> wt(static_cast<size_t>(ntaps));
+                        for (int64_t t = 0; t < ntaps; ++t) {
+                            st[size_t(t)] = src.data() + t * rows * channels * elem;
+                            wt[size_t(t)] = is_int(kind) ? static_cast<const void *>(wi.data() + t * wpad)
+                                                         : static_cast<const void *>(wf.data() + t * wpad);
+                        }
+                        std::vector<float> scales(static_cast<size_t>(channels)), biasv(static_cast<size_t>(channels));
+                        for (auto &v : scales) v = is_int(kind) ? float(int(rnd() % 64) + 1) / 1024.0f
+                                                                : float(int(rnd() % 64) + 1) / 8.0f;
+                        for (auto &v : biasv) v = float(int(rnd() % 401) - 200) / 4.0f;
+                        lowp::chain_spec ch;
+                        ch.kind = is_int(kind) ? lowp::lp_kind::u8s8 : lowp::lp_kind::bf16;
+                        ch.out = outs[o];
+                        if (scale == 1) ch.scales.assign(1, scales[0]);
+                        if (scale == 2) ch.scales = scales;
+                        ch.scales_per_n = scale == 2;
+                        const float alpha = 0.375f;
+                        if (elt) {
+                            lowp::post_op op;
+                            op.eltwise = elt == 1 ? lowp::eltwise_alg::relu : lowp::eltwise_alg::leaky_relu;
+                            op.alpha = elt == 1 ? 0.0f : alpha;
+                            ch.ops.push_back(op);
+                        }
+                        ch.c_zero_point = zp ? 5.0f : 0.0f;
+                        dw_ukernel_args a{};
+                        a.src_taps = st.data();
+                        a.w_taps = wt.data();
+                        a.ntaps = ntaps;
+                        a.pix_stride = channels * elem;
+                        a.channels = channels;
+                        a.m = m;
+                        a.nblocks = nb;
+                        a.zero_point = zpsrc ? 3 : 0;
+                        std::vector<float> acc(size_t(rows * channels));
+                        a.acc = acc.data();
+                        a.acc_ld = channels;
+                        plain.fn(&a);
+                        const int ob = lowp::out_type_bytes(ch.out);
+                        const int64_t ld = channels + 5;  // elements between dst rows
+                        std::vector<uint8_t> want(size_t(rows * ld * ob + 64), 0xa5), got(want);
+                        std::vector<const void *> srcs(ch.ops.size(), nullptr);
+                        lowp::chain_epilogue ce(ch, want.data(), ld, srcs.data(), bias ? biasv.data() : nullptr);
+                        lowp::lp_block blk{};
+                        blk.acc = acc.data();
+                        blk.acc_ld = channels;
+                        blk.m = rows;
+                        blk.n = channels;
+                        ce.apply(blk);
+                        const float one = 1.0f;
+                        a.acc = nullptr;
+                        a.dst = got.data();
+                        a.dst_ld = ld * ob;
+                        a.scales = scale == 0 ? &one : scale == 1 ? ch.scales.data() : scales.data();
+                        a.bias = bias ? biasv.data() : nullptr;
+                        a.dst_zero_point = ch.c_zero_point;
+                        a.alpha = alpha;
+                        fused.fn(&a);
+                        CHECK(got == want);
+                    }
+            }
 }
 
 TEST_SUITE("once") {

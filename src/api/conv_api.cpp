@@ -171,7 +171,7 @@ anvil_status_t anvil_conv2d_create(anvil_conv2d_t *conv, const anvil_conv2d_desc
             c->num_binary += op.is_binary;
         }
         if (dw)
-            st = conv::prepare_conv_dw_kernels(c->plan, d.src_zero_point, &c->dw_kernels);
+            st = conv::prepare_conv_dw_kernels(c->plan, c->chain, d.src_zero_point, &c->dw_kernels);
         else
             st = conv::prepare_conv_gemm_kernels(c->plan, c->chain, &c->gemm_kernels);
         if (st != anvil_success) return st;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "conv/dw_backend.h"
+#include "lowp/lp_ukernel.h"
 #include "lowp/lp_scratch.h"
 #include "threading/parallel.h"
 
@@ -34,7 +35,27 @@ struct dw_ctx {
     const lowp::lp_epilogue *epi;  // nullptr: write dst directly
     float *direct_dst;
     int64_t group_rows;  // > 1: items are groups of rows (run_row_group)
+    // Fused kernels (conv_dw_kernels::fused): they finish the chain and
+    // store dst; no acc buffer, no chain epilogue.
+    const dw_ukernel_fn *fused_fn = nullptr;  // [m]; nullptr: not fused
+    const dw_ukernel_fn *fused_row = nullptr;
+    uint8_t *dst = nullptr;
+    int64_t out_bytes = 0;
+    const float *scales = nullptr;  // channel 0 (scales_per_n) or the one scale
+    bool scales_per_n = false;
+    const float *bias = nullptr;
+    float dst_zero_point = 0.0f, alpha = 0.0f;
 };
+
+// The fused operands of a call over channels [c0, ...).
+void set_fused_args(const dw_ctx &c, int64_t c0, dw_ukernel_args *a) {
+    a->scales = c.scales_per_n ? c.scales + c0 : c.scales;
+    a->bias = c.bias ? c.bias + c0 : nullptr;
+    a->dst_zero_point = c.dst_zero_point;
+    a->alpha = c.alpha;
+}
+
+const float kOne = 1.0f;  // the scale of a chain without scales
 
 void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_t **src_taps,
                    const void **w_taps) {
@@ -65,6 +86,8 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     a.pix_stride = g.SW * pix_bytes;
     a.channels = cw;
     a.zero_point = c.zero_point;
+    const bool fused = c.fused_fn != nullptr;
+    if (fused) set_fused_args(c, c0, &a);
     // Without direct dst the accumulators of consecutive pixels gather in
     // acc_buf (rows of cw entries, at most cap rows) and the chain runs
     // once per filled buffer, not per call.
@@ -100,6 +123,9 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
             if (c.direct_dst) {
                 a.acc = c.direct_dst + (q_row + ow0) * g.OC + c0;
                 a.acc_ld = g.OC;
+            } else if (fused) {
+                a.dst = c.dst + ((q_row + ow0) * g.OC + c0) * c.out_bytes;
+                a.dst_ld = g.OC * c.out_bytes;
             } else {
                 if (buf_n + m > cap) flush();
                 if (buf_n == 0) buf_ow0 = ow0;
@@ -122,7 +148,7 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
         int64_t kw_lo = 0, kw_hi = g.KW;
         while (kw_lo < g.KW && iw0 + kw_lo * dw < 0) ++kw_lo;
         while (kw_hi > kw_lo && iw0 + (kw_hi - 1) * dw >= g.IW) --kw_hi;
-        call(c.k->fn, ow, 1, 1, kw_lo, kw_hi);
+        call(fused ? c.fused_fn : c.k->fn, ow, 1, 1, kw_lo, kw_hi);
     };
     for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
     const int64_t len = hi - lo;
@@ -133,12 +159,14 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
         const int64_t base = len / nt, extra = len % nt;
         // Full kernel rows, kh-major: groups of KW taps kw * dw pixels
         // apart, which row kernels take when that is the pixel stride.
-        const dw_ukernel_fn *fns = c.k->row_taps > 0 ? c.k->fn_row : c.k->fn;
+        const dw_ukernel_fn *fns = fused ? (c.k->row_taps > 0 ? c.fused_row : c.fused_fn)
+                                         : c.k->row_taps > 0 ? c.k->fn_row
+                                                             : c.k->fn;
         if (extra > 0) call(fns, lo, base + 1, extra, 0, g.KW);
         call(fns, lo + extra * (base + 1), base, nt - extra, 0, g.KW);
     }
     for (int64_t ow = std::max(hi, lo); ow < g.OW; ++ow) edge(ow);
-    if (!c.direct_dst) flush();
+    if (!c.direct_dst && !fused) flush();
 }
 
 // Maps up to kDwGroupMaxOW wide: an item is a group of up to
@@ -181,6 +209,8 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     a.w_taps = w_taps;
     a.channels = cw;
     a.zero_point = c.zero_point;
+    const bool fused = c.fused_fn != nullptr;
+    if (fused) set_fused_args(c, c0, &a);
     // One call: pixels of (oh, ow) onwards, m per block, nb blocks, pixel
     // step pix_stride / acc step acc_ld.
     auto call = [&](dw_ukernel_fn fn, int64_t oh, int64_t ow, int64_t kh_lo, int64_t kh_hi,
@@ -199,12 +229,20 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
         a.pix_stride = pix_stride;
         a.acc = acc0 + ((oh - oh0) * g.OW + ow) * ld;
         a.acc_ld = acc_ld;
+        if (fused) {
+            // The same pixel step in dst: acc_ld / ld pixels.
+            a.dst = c.dst + (((n * g.OH + oh) * g.OW + ow) * g.OC + c0) * c.out_bytes;
+            a.dst_ld = acc_ld / ld * g.OC * c.out_bytes;
+        }
         fn(&a);
     };
     const int64_t len = hi - lo;
     const int64_t nt = len > 0 ? ceil_div(len, kDwMaxM) : 0;
     const int64_t base = nt ? len / nt : 0, extra = nt ? len % nt : 0;
-    const dw_ukernel_fn *fns = c.k->row_taps > 0 ? c.k->fn_row : c.k->fn;
+    const dw_ukernel_fn *fns = fused ? (c.k->row_taps > 0 ? c.fused_row : c.fused_fn)
+                               : c.k->row_taps > 0 ? c.k->fn_row
+                                                   : c.k->fn;
+    const dw_ukernel_fn *edge_fns = fused ? c.fused_fn : c.k->fn;
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         if (len <= 0) break;
         int64_t kh_lo, kh_hi;
@@ -229,14 +267,14 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
                 kh_range(e, &l2, &h2);
                 if (l2 != kh_lo || h2 != kh_hi) break;
             }
-            call(c.k->fn[e - oh], oh, ow, kh_lo, kh_hi, kw_lo, kw_hi, e - oh, 1,
+            call(edge_fns[e - oh], oh, ow, kh_lo, kh_hi, kw_lo, kw_hi, e - oh, 1,
                  g.SH * g.IW * pix_bytes, g.OW * ld);
             oh = e;
         }
     };
     for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
     for (int64_t ow = hi; ow < g.OW; ++ow) edge(ow);
-    if (!direct) {
+    if (!direct && !fused) {
         lowp::lp_block blk{};
         blk.acc = acc_buf;
         blk.acc_ld = cw;
@@ -248,10 +286,38 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     }
 }
 
+// dw_ukernel_desc::epi for the chain (without DW_EPI_BIAS: bias is known
+// only at execute), or 0 when it needs the chain epilogue: post-ops other
+// than one relu / leaky_relu, s32 output, bias in the spec, compensation.
+uint8_t fused_epi_of(const lowp::chain_spec &ch) {
+    if (ch.ops.size() > 1 || ch.bo != 0 || ch.ao != 0 || ch.a_shift != 0 || !ch.bias.empty()) return 0;
+    uint8_t f = 0;
+    if (ch.ops.size() == 1) {
+        const lowp::post_op &o = ch.ops[0];
+        if (o.is_binary) return 0;
+        if (o.eltwise == lowp::eltwise_alg::relu)
+            f |= DW_EPI_RELU;
+        else if (o.eltwise == lowp::eltwise_alg::leaky_relu)
+            f |= DW_EPI_LEAKY;
+        else
+            return 0;
+    }
+    switch (ch.out) {
+        case lowp::out_type::f32: f |= lowp::EPI_F32; break;
+        case lowp::out_type::bf16: f |= lowp::EPI_BF16; break;
+        case lowp::out_type::u8: f |= lowp::EPI_U8; break;
+        case lowp::out_type::s8: f |= lowp::EPI_S8; break;
+        default: return 0;
+    }
+    if (!ch.scales.empty() && ch.scales_per_n) f |= DW_EPI_SCALE_N;
+    if (ch.c_zero_point != 0.0f) f |= DW_EPI_ZP;
+    return f;
+}
+
 }  // namespace
 
-anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, int32_t src_zero_point,
-                                       conv_dw_kernels *k) {
+anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spec &chain,
+                                       int32_t src_zero_point, conv_dw_kernels *k) {
     k->kind = p.src == src_elem::f32    ? dw_kind::f32
               : p.src == src_elem::bf16 ? dw_kind::bf16
               : p.src == src_elem::u8   ? dw_kind::u8
@@ -281,6 +347,24 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, int32_t src_zero_poin
             (row ? k->fn_row : k->fn)[m] = ref.fn;
             k->keep_alive.push_back(ref.keep_alive);
         }
+    // Fused kernels for bf16 / int8 sources (an f32 one without a chain
+    // writes dst directly anyway), both bias variants.
+    const uint8_t epi = k->kind != dw_kind::f32 && be.supports_fused_epilogue() ? fused_epi_of(chain) : 0;
+    if (!epi) return anvil_success;
+    for (int bias = 0; bias < 2; ++bias)
+        for (int m = 1; m <= kDwMaxM; ++m)
+            for (int row = 0; row < (k->row_taps > 0 ? 2 : 1); ++row) {
+                dw_ukernel_ref ref;
+                const anvil_status_t st =
+                    be.get(make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0,
+                                        row ? k->row_taps : 0, k->row_step, narrow && row,
+                                        uint8_t(epi | (bias ? DW_EPI_BIAS : 0))),
+                           &ref);
+                if (st != anvil_success) return st;
+                (row ? k->fn_row_fused : k->fn_fused)[bias][m] = ref.fn;
+                k->keep_alive.push_back(ref.keep_alive);
+            }
+    k->fused = true;
     return anvil_success;
 }
 
@@ -298,11 +382,24 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     const bool direct = p.src == src_elem::f32 && chain.out == lowp::out_type::f32 &&
                         chain.scales.empty() && !ops.bias && chain.ops.empty() &&
                         chain.c_zero_point == 0.0f;
+    const bool fused = k.fused && !direct;
+    if (fused) {
+        const int b = ops.bias ? 1 : 0;
+        c.fused_fn = k.fn_fused[b];
+        c.fused_row = k.fn_row_fused[b];
+        c.dst = static_cast<uint8_t *>(ops.dst);
+        c.out_bytes = lowp::out_type_bytes(chain.out);
+        c.scales_per_n = !chain.scales.empty() && chain.scales_per_n;
+        c.scales = chain.scales.empty() ? &kOne : chain.scales.data();
+        c.bias = ops.bias;
+        c.dst_zero_point = chain.c_zero_point;
+        c.alpha = chain.ops.empty() ? 0.0f : chain.ops[0].alpha;
+    }
     // Rows per item, from the shapes only: groups of as many rows as the
     // acc buffer holds (kDwMaxM when the kernels write dst).
     c.group_rows = 1;
     if (g.OW <= kDwGroupMaxOW) {
-        const int64_t fit = direct ? kDwMaxM : kDwAccEntries / (g.OW * std::min(g.OC, kDwChannelBlock));
+        const int64_t fit = direct || fused ? kDwMaxM : kDwAccEntries / (g.OW * std::min(g.OC, kDwChannelBlock));
         c.group_rows = std::max<int64_t>(1, std::min<int64_t>({kDwMaxM, g.OH, fit}));
         // Keep kDwMinItems items for the threads where the shape has them.
         while (c.group_rows > 1 && g.N * ceil_div(g.OH, c.group_rows) * c.cblocks < kDwMinItems &&

@@ -7,7 +7,8 @@
 // column is one call over the group's rows that share their kernel rows.
 // The post-op chain runs once per item on its accumulators (or on runs of
 // pixels when a row does not fit the 16 KiB buffer); a plain f32
-// convolution has the kernels write dst directly.  The tiling depends
+// convolution has the kernels write dst directly, and so do the fused
+// kernels (conv_dw_kernels::fused: the chain finished in registers).  The tiling depends
 // only on the shapes, never on the thread count.
 #pragma once
 #include <memory>
@@ -32,12 +33,20 @@ struct conv_dw_kernels {
     int row_taps = 0;
     int row_step = 0;
     dw_ukernel_fn fn_row[kDwMaxM + 1] = {};
+    // fused: kernels that finish the chain in registers and store dst
+    // (dw_ukernel_desc::epi), [bias][m], when the backend supports it and
+    // the chain allows (bf16 / int8 sources; no post-op or one relu /
+    // leaky_relu; f32 / bf16 / u8 / s8 output).  The driver then skips the
+    // chain epilogue.
+    bool fused = false;
+    dw_ukernel_fn fn_fused[2][kDwMaxM + 1] = {};
+    dw_ukernel_fn fn_row_fused[2][kDwMaxM + 1] = {};
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::string backend_name;
 };
 
-anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, int32_t src_zero_point,
-                                       conv_dw_kernels *k);
+anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spec &chain,
+                                       int32_t src_zero_point, conv_dw_kernels *k);
 
 anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
                            const lowp::chain_spec &chain, int32_t src_zero_point,

@@ -27,14 +27,19 @@ public:
     // f32 / bf16.  Every backend's kernel for one desc obeys desc.m and
     // desc.has_zero_point: a kernel made with has_zero_point == 0 never
     // subtracts args->zero_point (so it is only correct when that is 0).
+    // desc.epi != 0 (a fused epilogue): anvil_unsupported unless
+    // supports_fused_epilogue().
     virtual anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const = 0;
+    virtual bool supports_fused_epilogue() const { return false; }
 };
 
 // The descriptor with every byte set (reserved bytes zero; has_zero_point
 // only for the int kinds).
 inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_zero_point,
-                                    int row_taps = 0, int row_step = 1, bool narrow_int = false) {
+                                    int row_taps = 0, int row_step = 1, bool narrow_int = false,
+                                    uint8_t epi = 0) {
     dw_ukernel_desc d{};
+    d.epi = (epi & DW_EPI_OUT_MASK) ? epi : 0;
     d.narrow_int = narrow_int && (kind == dw_kind::u8 || kind == dw_kind::s8) ? 1 : 0;
     d.row_taps = uint8_t(row_taps);
     d.row_step = row_taps ? uint8_t(row_step) : 0;
@@ -48,6 +53,8 @@ inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_
 inline bool dw_desc_valid(const dw_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kDwMaxM && uint8_t(d.kind) <= uint8_t(dw_kind::s8) &&
            d.has_zero_point <= 1 && d.narrow_int <= 1 && d.row_taps <= kDwMaxRowTaps &&
+           (d.epi & DW_EPI_OUT_MASK) <= 4 && (d.epi == 0 || (d.epi & DW_EPI_OUT_MASK) != 0) &&
+           (d.epi & (DW_EPI_RELU | DW_EPI_LEAKY)) != (DW_EPI_RELU | DW_EPI_LEAKY) &&
            (d.row_taps == 0 ? d.row_step == 0 : d.row_step >= 1 && d.row_step <= kDwMaxRowStep);
 }
 

@@ -54,6 +54,40 @@ struct dw_ukernel_args {
     int64_t nblocks;     // blocks of m pixels (see above); < 1: nothing is written
     int32_t zero_point;  // u8 / s8 only
     int32_t reserved;
+    // Fused epilogue (desc.epi != 0; backends with supports_fused_epilogue()
+    // only).  Instead of writing acc, pixel r's channel c is finished and
+    // stored at dst + r * dst_ld + c * out_bytes (dst_ld in bytes, the acc
+    // step of the call: blocks advance by m * dst_ld), element by element
+    // as lowp::pp_block_apply (bit-identical):
+    //   x = float(acc) (int kinds) | acc (f32 / bf16)
+    //   x = x * scales[c] (DW_EPI_SCALE_N) | x * scales[0] (otherwise; the
+    //       driver points at 1.0f when the chain has no scale: exact)
+    //   x = x + bias[c] (DW_EPI_BIAS)
+    //   x = relu(x) (DW_EPI_RELU: x <= 0 -> +0) | leaky_relu(x, alpha)
+    //       (DW_EPI_LEAKY: x > 0 ? x : alpha * x)
+    //   x = x + dst_zero_point (DW_EPI_ZP)
+    //   dst = convert(x) to the output type (f32; bf16 RNE, NaN quiet;
+    //         u8 / s8: NaN -> 0, clamped, rounded to nearest even)
+    // scales and bias point at channel 0 of the call (read with masks, so
+    // they may end at the last channel).  No zero-point compensation: the
+    // kernel subtracts the source zero point itself.
+    uint8_t *dst;
+    int64_t dst_ld;
+    const float *scales;
+    const float *bias;
+    float dst_zero_point;
+    float alpha;  // DW_EPI_LEAKY's slope
+};
+
+// dw_ukernel_desc::epi: bits 0..2 the output type (0: no epilogue, acc as
+// above; else lowp::EPI_F32 / EPI_BF16 / EPI_U8 / EPI_S8 = 1..4), then flags.
+enum : uint8_t {
+    DW_EPI_OUT_MASK = 7,
+    DW_EPI_SCALE_N = 8,
+    DW_EPI_BIAS = 16,
+    DW_EPI_RELU = 32,
+    DW_EPI_LEAKY = 64,
+    DW_EPI_ZP = 128,
 };
 
 using dw_ukernel_fn = void (*)(const dw_ukernel_args *);
@@ -80,7 +114,9 @@ struct dw_ukernel_desc {
     // [-32768, 32767], so a kernel may multiply in 16 bits (exact:
     // vpdpwssd); same result.  Portable kernels ignore it.
     uint8_t narrow_int;
-    uint8_t reserved[1];
+    // Fused epilogue: 0 none; else output type | DW_EPI_* flags (see
+    // dw_ukernel_args::dst).  Only backends with supports_fused_epilogue().
+    uint8_t epi;
 };
 static_assert(sizeof(dw_ukernel_desc) == 8, "dw_ukernel_desc must stay 8 packed bytes");
 
