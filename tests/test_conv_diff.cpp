@@ -649,6 +649,41 @@ TEST_CASE("conv: tails, every type combination and layout, vs the reference and 
     MESSAGE(n, " tail cases in ", elapsed(t0), " s");
 }
 
+TEST_CASE("conv: requantised outputs saturate on every path (fused stores included)") {
+    // Full-range int8 data with a per-tensor scale of 1 pushes nearly every
+    // output past the u8 / s8 range, through the plain and the relu chain
+    // (both fused into the JIT kernels' stores), for depthwise, grouped,
+    // in-place and im2col convolutions.
+    const char *const shapes[] = {"mb1_g17ic17ih9iw11_oc17_kh3sh1ph1",
+                                  "mb2_g32ic32ih7iw7_oc32_kh3sh2ph1",
+                                  "mb1_g2ic8ih6iw6_oc6_kh3sh1ph1",
+                                  "mb1_ic40ih6iw7_oc33_kh3sh1ph1",
+                                  "mb1_ic3ih9iw9_oc20_kh3sh2ph1"};
+    uint64_t seed = 9000;
+    for (const char *text : shapes) {
+        conv_shape s;
+        std::string err;
+        REQUIRE(anvil::conv::parse_conv_descriptor(text, &s, &err));
+        for (dt src : {anvil_dt_u8, anvil_dt_s8})
+            for (dt out : {anvil_dt_u8, anvil_dt_s8})
+                for (int ch : {0, 1}) {
+                    conv_cfg q;
+                    q.s = s;
+                    q.src = src;
+                    q.wei = anvil_dt_s8;
+                    q.dst = out;
+                    q.f = fill::full_range;
+                    q.scale_mode = 1;
+                    q.pow2_scales = true;
+                    q.ops = chain(ch);
+                    q.bias = ch == 1;
+                    q.szp = src == anvil_dt_u8 ? 7 : -3;
+                    q.dzp = out == anvil_dt_u8 ? 100 : 5;
+                    run_case(q, seed++);
+                }
+    }
+}
+
 TEST_CASE("conv: random fractions (f32, bf16) within the accumulation bound") {
     const auto t0 = std::chrono::steady_clock::now();
     const auto tails = load_shapes("conv_tails");
