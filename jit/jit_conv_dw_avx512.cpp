@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "jit/jit_store_convert.h"
+
 namespace anvil::jit {
 
 using namespace Xbyak;
@@ -52,19 +54,7 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     block_loop();
     epilogue();
     if (epi_out_) {
-        // Broadcast constants (read with {1to16}), after the return: the
-        // lp kernels' table (jit_lp_avx512).
-        align(64);
-        L(consts_);
-        dd(1);           // +0: bf16 rounding lsb mask
-        dd(0x7fff);      // +4: bf16 rounding bias
-        dd(0x40);        // +8: bf16 quiet bit
-        dd(0x7fffffff);  // +12: |x| mask
-        dd(0x7f800000);  // +16: +inf bits
-        dd(0x00000000);  // +20: 0.0f (u8 low bound)
-        dd(0x437f0000);  // +24: 255.0f
-        dd(0xc3000000);  // +28: -128.0f
-        dd(0x42fe0000);  // +32: 127.0f
+        emit_store_constants(*this, consts_);  // after the return
     }
 }
 
@@ -429,38 +419,8 @@ void jit_conv_dw_avx512::finish_vec(const Zmm &v, int j) {
 }
 
 void jit_conv_dw_avx512::store_converted(const Address &dst_base, const Zmm &v, bool tail) {
-    const Address dst = tail ? dst_base | k_tail : dst_base;
-    switch (epi_out_) {
-        case 1: vmovups(dst, v); break;
-        case 2:
-            // lowp::f32_to_bf16: + 0x7fff + lsb, >> 16; NaN -> high half | quiet bit.
-            vpsrld(z_t1, v, 16);
-            vpandd(z_t2, z_t1, ptr_b[rip + consts_]);
-            vpaddd(z_t2, z_t2, v);
-            vpaddd(z_t2, z_t2, ptr_b[rip + consts_ + 4]);
-            vpsrld(z_t2, z_t2, 16);
-            vpord(z_t1, z_t1, ptr_b[rip + consts_ + 8]);
-            vpandd(z_t3, v, ptr_b[rip + consts_ + 12]);
-            vpcmpgtd(k_tmp, z_t3, ptr_b[rip + consts_ + 16]);
-            vmovdqa32(z_t2 | k_tmp, z_t1);
-            vpmovdw(dst, z_t2);
-            break;
-        case 3:
-        case 4: {
-            const bool u8 = epi_out_ == 3;
-            vcmpps(k_tmp, v, v, 7);  // ordered: NaN lanes -> 0
-            vmovaps(v | k_tmp | T_z, v);
-            vmaxps(v, v, ptr_b[rip + consts_ + (u8 ? 20 : 28)]);
-            vminps(v, v, ptr_b[rip + consts_ + (u8 ? 24 : 32)]);
-            vcvtps2dq(v, v | T_rn_sae);  // nearest even, whatever MXCSR says
-            if (u8)
-                vpmovusdb(dst, v);
-            else
-                vpmovsdb(dst, v);
-            break;
-        }
-        default: break;
-    }
+    emit_store_converted(*this, epi_out_, tail ? dst_base | k_tail : dst_base, v, consts_, z_t1, z_t2,
+                         z_t3, k_tmp);
 }
 
 }  // namespace anvil::jit

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "jit/jit_store_convert.h"
+
 namespace anvil::jit {
 
 using namespace Xbyak;
@@ -26,18 +28,7 @@ jit_lp_avx512::jit_lp_avx512(const lowp::lp_ukernel_desc &d) : jit_lp_generator(
     n_bcast_ = std::min(4, 32 - d_.m * d_.nv - d_.nv);
     generate(lowp::kMR);  // 12 x 2 accumulators fit the 32 zmm: one chunk
     if (d_.epi_out != lowp::EPI_NONE) {
-        // Broadcast constants (read with {1to16}), after the return.
-        align(64);
-        L(consts_);
-        dd(1);            // +0: bf16 rounding lsb mask
-        dd(0x7fff);       // +4: bf16 rounding bias
-        dd(0x40);         // +8: bf16 quiet bit
-        dd(0x7fffffff);   // +12: |x| mask
-        dd(0x7f800000);   // +16: +inf bits
-        dd(0x00000000);   // +20: 0.0f (u8 low bound)
-        dd(0x437f0000);   // +24: 255.0f
-        dd(0xc3000000);   // +28: -128.0f
-        dd(0x42fe0000);   // +32: 127.0f
+        emit_store_constants(*this, consts_);  // after the return
     }
 }
 
@@ -179,40 +170,10 @@ void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
 }
 
 void jit_lp_avx512::store_converted(const Zmm &v, int j) {
-    const Opmask km = j == 0 ? k1 : k2;
-    switch (d_.epi_out) {
-        case lowp::EPI_F32:
-            vmovups(ptr[rax + j * kVecBytes] | km, v);
-            break;
-        case lowp::EPI_BF16:
-            // lowp::f32_to_bf16: + 0x7fff + lsb, >> 16; NaN -> high half | quiet bit.
-            vpsrld(z_t1, v, 16);
-            vpandd(z_t2, z_t1, ptr_b[rip + consts_]);
-            vpaddd(z_t2, z_t2, v);
-            vpaddd(z_t2, z_t2, ptr_b[rip + consts_ + 4]);
-            vpsrld(z_t2, z_t2, 16);
-            vpord(z_t1, z_t1, ptr_b[rip + consts_ + 8]);
-            vpandd(z_t3, v, ptr_b[rip + consts_ + 12]);
-            vpcmpgtd(k_tmp, z_t3, ptr_b[rip + consts_ + 16]);
-            vmovdqa32(z_t2 | k_tmp, z_t1);
-            vpmovdw(ptr[rax + j * 32] | km, z_t2);
-            break;
-        case lowp::EPI_U8:
-        case lowp::EPI_S8: {
-            const bool u8 = d_.epi_out == lowp::EPI_U8;
-            vcmpps(k_tmp, v, v, 7);  // ordered: NaN lanes -> 0
-            vmovaps(v | k_tmp | T_z, v);
-            vmaxps(v, v, ptr_b[rip + consts_ + (u8 ? 20 : 28)]);
-            vminps(v, v, ptr_b[rip + consts_ + (u8 ? 24 : 32)]);
-            vcvtps2dq(v, v | T_rn_sae);  // nearest even, whatever MXCSR says
-            if (u8)
-                vpmovusdb(ptr[rax + j * 16] | km, v);
-            else
-                vpmovsdb(ptr[rax + j * 16] | km, v);
-            break;
-        }
-        default: break;
-    }
+    // Element bytes of the output (f32 4, bf16 2, u8 / s8 1): 16 lanes each.
+    const int ob = d_.epi_out == lowp::EPI_F32 ? 4 : d_.epi_out == lowp::EPI_BF16 ? 2 : 1;
+    emit_store_converted(*this, d_.epi_out, ptr[rax + j * 16 * ob] | (j == 0 ? k1 : k2), v, consts_,
+                         z_t1, z_t2, z_t3, k_tmp);
 }
 
 }  // namespace anvil::jit
