@@ -16,7 +16,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // 12 x 256 fp32 / int32 = 12 KiB, in L1 with the weights' stream.
 constexpr int64_t kMaxPanelsPerBlock = 8;
 
-// Bytes between the im2col rows of edge pixels: an odd number of cache
+// Bytes between the gathered im2col rows: an odd number of cache
 // lines, for the reason lowp::a_row_bytes gives.
 int64_t im2col_row_bytes(int64_t bytes) {
     int64_t lines = (bytes + 63) / 64;
@@ -93,14 +93,12 @@ struct call_ctx {
     const conv_plan *p;
     const conv_gemm_kernels *k;
     const uint8_t *src;      // view or the caller's source
-    int64_t off_t, off_l;    // view coordinates of input (0, 0): 0 in a view
     bool contiguous;         // pixels map 1:1 to source pixels (1x1, stride 1, no padding)
     int64_t units;           // pixel units: output rows, or chunks of tiles
     int64_t unit_pixels;     // pixels per chunk (contiguous, im2col_all)
     int64_t panels_per_block;
     int64_t blocks_per_group;
     int64_t row_bytes_im2col;
-    uint8_t pad;             // int8 padding byte of the im2col rows
     bool pad_zero;           // padding taps add exactly 0 (f32, bf16, u8 with zero point 0)
     const lowp::lp_epilogue *epi;  // nullptr: f32 kernels write dst directly
     float *direct_dst;
@@ -122,7 +120,7 @@ struct call_ctx {
 };
 
 // One tile: m output pixels starting at global pixel q0, whose source rows
-// start at `a` (a_rs bytes apart), or an im2col block (edge pixels).
+// start at `a` (a_rs bytes apart), or a gathered im2col block.
 struct tile {
     int64_t q0, m;
     const uint8_t *a;
@@ -296,32 +294,6 @@ void gather_view(const call_ctx &c, int64_t q0, int64_t m, int64_t grp, uint8_t 
     }
 }
 
-// The same for m pixels of one output row read from the caller's source
-// (edge pixels of the in-place mode): taps in the padding hold the pad
-// value.  No view here, so ICgp == ICg and the source is not s8.
-void gather_bounds(const call_ctx &c, int64_t n, int64_t oh, int64_t ow0, int64_t m, int64_t grp,
-                   uint8_t *buf) {
-    const conv_plan &p = *c.p;
-    const conv_geom &g = p.g;
-    const int eb = p.eb;
-    const int64_t icb = g.ICg * eb;
-    for (int64_t r = 0; r < m; ++r) {
-        uint8_t *row = buf + r * c.row_bytes_im2col;
-        for (int64_t kh = 0; kh < g.KH; ++kh) {
-            const int64_t ih = oh * g.SH - g.PT + kh * (g.DH + 1);
-            for (int64_t kw = 0; kw < g.KW; ++kw) {
-                const int64_t iw = (ow0 + r) * g.SW - g.PL + kw * (g.DW + 1);
-                uint8_t *o = row + (kh * g.KW + kw) * icb;
-                if (ih < 0 || ih >= g.IH || iw < 0 || iw >= g.IW)
-                    std::memset(o, c.pad, size_t(icb));
-                else
-                    std::memcpy(o, c.src + ((n * g.IH + ih) * g.IW + iw) * g.IC * eb + grp * icb,
-                                size_t(icb));
-            }
-        }
-    }
-}
-
 // Splits [0, len) into near-equal tiles of at most mr and calls f(start, m).
 template <typename F>
 void for_tiles(int64_t len, int mr, const F &f) {
@@ -364,43 +336,16 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
     }
     const int64_t n = unit / g.OH, oh = unit % g.OH;
     const int64_t q_row = unit * g.OW;
-    const int64_t hv = oh * g.SH - c.off_t;  // view row of tap kh = 0
-    // Interior pixels: every tap in bounds (all of them in a view).
-    int64_t lo = 0, hi = g.OW;
-    if (!p.copy_view) {
-        const int64_t ext_h = (g.KH - 1) * (g.DH + 1), ext_w = (g.KW - 1) * (g.DW + 1);
-        if (hv < 0 || hv + ext_h >= g.IH) {
-            lo = hi = 0;
-        } else {
-            lo = std::min<int64_t>(g.OW, ceil_div(g.PL, g.SW));
-            const int64_t num = g.IW - 1 - ext_w + g.PL;
-            hi = num < 0 ? 0 : std::min<int64_t>(g.OW, num / g.SW + 1);
-            if (hi < lo) hi = lo;
-        }
-    }
+    // Every tap is in bounds: a padded convolution reads a view (padding
+    // materialised), an unpadded one never leaves the source.
+    const int64_t hv = oh * g.SH;  // view / source row of tap kh = 0
     const int64_t a_rs = g.SW * pix_bytes;
-    auto interior = [&](int64_t s, int64_t m) {
-        const int64_t ow0 = lo + s;
-        const uint8_t *a =
-            c.src + ((n * p.Hp + hv) * p.Wp + ow0 * g.SW - c.off_l) * pix_bytes + grp_off;
+    for_tiles(g.OW, mr, [&](int64_t ow0, int64_t m) {
+        const uint8_t *a = c.src + ((n * p.Hp + hv) * p.Wp + ow0 * g.SW) * pix_bytes + grp_off;
         tile t{q_row + ow0, m, a, a_rs, false};
         if (p.copy_view) t.oh = oh;
         run_tile(c, t, grp, p0, p1, acc_buf);
-    };
-    auto edge = [&](int64_t first, int64_t last) {
-        for_tiles(last - first, mr, [&](int64_t s, int64_t m) {
-            const int64_t ow0 = first + s;
-            gather_bounds(c, n, oh, ow0, m, grp, im2col);
-            run_tile(c, tile{q_row + ow0, m, im2col, c.row_bytes_im2col, true}, grp, p0, p1, acc_buf);
-        });
-    };
-    if (hi == lo) {
-        edge(0, g.OW);
-        return;
-    }
-    edge(0, lo);
-    for_tiles(hi - lo, mr, interior);
-    edge(hi, g.OW);
+    });
 }
 
 }  // namespace
@@ -518,7 +463,6 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     c.p = &p;
     c.k = &k;
     c.weights = ops.weights;
-    c.pad = uint8_t(conv_pad_byte(p.src, src_zero_point));
     // An s8 source is shifted: its padding holds 128 + zero point, which
     // the column-sum compensation of all taps removes; u8 padding holds the
     // zero point (likewise).  Skipping those taps would break that sum.
@@ -542,8 +486,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     const int nthreads = threading::num_threads();
     const int64_t nw = std::min<int64_t>(items, nthreads);
     const int64_t acc_bytes = int64_t(kConvMaxMR) * kConvNR * kMaxPanelsPerBlock * 4;
-    const bool gathers = p.im2col_all || !(p.copy_view || c.contiguous);
-    const int64_t slot_bytes = acc_bytes + (gathers ? k.mr * c.row_bytes_im2col : 0);
+    const int64_t slot_bytes = acc_bytes + (p.im2col_all ? k.mr * c.row_bytes_im2col : 0);
     // Scratch first: nothing is written to dst unless all of it is there.
     uint8_t *view = nullptr;
     if (p.copy_view) {
@@ -555,8 +498,6 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     if (!slots) return anvil_out_of_memory;
     if (view) fill_view(p, static_cast<const uint8_t *>(ops.src), src_zero_point, view);
     c.src = view ? view : static_cast<const uint8_t *>(ops.src);
-    c.off_t = p.copy_view ? 0 : g.PT;
-    c.off_l = p.copy_view ? 0 : g.PL;
 
     const bool direct = p.path == conv_path::gemm_f32 && chain.out == lowp::out_type::f32 &&
                         chain.scales.empty() && !ops.bias && chain.ops.empty() &&

@@ -10,15 +10,15 @@
 //              the m pixels of a tile are SW*IC elements apart, and one
 //              call covers one tap (or a whole kernel row when KW taps
 //              are contiguous in memory: G == 1, no horizontal dilation).
-//              Pixels whose taps reach into the padding are gathered into
-//              short im2col rows instead (padding = the source zero point)
-//              so the kernels never see a bound.
 // The int8 and bf16 GEMMs use the lp micro-kernels (lp_ukernel.h: K in
-// dword groups), fp32 the sgemm ones (ukernel.h).  When the lp kernels
-// cannot read the source in place (s8 source: shifted by +128 for
-// vpdpbusd; IC/G not a multiple of the k-group: padded with zeros) the
-// source is first copied into a "view" with those fixed and the spatial
-// padding materialised, and every pixel is then read in place.
+// dword groups), fp32 the sgemm ones (ukernel.h).  When the convolution has
+// spatial padding, or the lp kernels cannot read the source in place (s8
+// source: shifted by +128 for vpdpbusd; IC/G not a multiple of the
+// k-group: padded with zeros), the source is first copied into a "view"
+// with the padding materialised (pad value = the source zero point) and
+// those fixed, so every tap of every pixel is in bounds and the kernels
+// never see a bound.  Layers with little K per call gather im2col rows
+// from the view instead (im2col_all).
 #pragma once
 #include <cstdint>
 
