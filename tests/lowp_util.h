@@ -1,10 +1,10 @@
 // Helpers for the low-precision GEMM, matmul and conv tests: typed buffer
 // reads, the documented post-op bounds, bf16 values, int8 operands placed
 // at chosen byte offsets, the scalar references of the BLAS-style calls
-// (exact integer arithmetic, double for alpha/beta), and oneDNN peers.
+// (exact integer arithmetic, double for alpha/beta).  The oneDNN peers are
+// in onednn_peer.h.
 #pragma once
 #include <doctest/doctest.h>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -146,35 +146,6 @@ inline bool two_relu_slopes(const std::vector<anvil_post_op_t> &ops) {
     return false;
 }
 
-// ---------------------------------------------------------------- oneDNN names
-
-inline dnnl::memory::data_type dnnl_dt(anvil_data_type_t t) {
-    using d = dnnl::memory::data_type;
-    switch (t) {
-        case anvil_dt_f32: return d::f32;
-        case anvil_dt_bf16: return d::bf16;
-        case anvil_dt_s32: return d::s32;
-        case anvil_dt_u8: return d::u8;
-        default: return d::s8;
-    }
-}
-
-// anvil's eltwise ops as oneDNN algorithms (leaky_relu: eltwise_relu with
-// alpha; silu: eltwise_swish, to be given alpha = 1).
-inline dnnl::algorithm dnnl_alg(int alg) {
-    using a = dnnl::algorithm;
-    switch (alg) {
-        case anvil_eltwise_relu:
-        case anvil_eltwise_leaky_relu: return a::eltwise_relu;
-        case anvil_eltwise_clip: return a::eltwise_clip;
-        case anvil_eltwise_gelu_tanh: return a::eltwise_gelu_tanh;
-        case anvil_eltwise_gelu_erf: return a::eltwise_gelu_erf;
-        case anvil_eltwise_silu: return a::eltwise_swish;
-        case anvil_eltwise_sigmoid: return a::eltwise_logistic;
-        default: return a::eltwise_tanh;
-    }
-}
-
 // ---------------------------------------------------------------- int8
 
 // The documented semantics of anvil_gemm_{u8,s8}s8s32, element by element.
@@ -210,32 +181,5 @@ inline uint16_t bf16_frac(tu::rng &r) {
     return f32_to_bf16(v);
 }
 inline uint16_t bf16_small_int(tu::rng &r) { return f32_to_bf16(float(r.ival(-4, 4))); }
-
-// oneDNN matmul with bf16 A/B and fp32 C: C = alpha * op(A) op(B) + beta * C
-// (output scale and a sum post-op), strides as in the BLAS-style call.
-inline void onednn_bf16_matmul(const shape &s, float alpha, const uint16_t *A, const uint16_t *B,
-                               float beta, float *C) {
-    using namespace dnnl;
-    using dt = memory::data_type;
-    using dims = memory::dims;
-    static engine eng(engine::kind::cpu, 0);
-    stream st(eng);
-    const memory::desc a_md({s.M, s.K}, dt::bf16, s.transa() ? dims{1, s.lda()} : dims{s.lda(), 1});
-    const memory::desc b_md({s.K, s.N}, dt::bf16, s.transb() ? dims{1, s.ldb()} : dims{s.ldb(), 1});
-    const memory::desc c_md({s.M, s.N}, dt::f32, dims{s.ldc(), 1});
-    primitive_attr attr;
-    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-    if (beta != 0.0f) {
-        post_ops po;
-        po.append_sum(beta);
-        attr.set_post_ops(po);
-    }
-    const matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), attr, eng);
-    memory ma(a_md, eng, const_cast<uint16_t *>(A));
-    memory mb(b_md, eng, const_cast<uint16_t *>(B));
-    memory mc(c_md, eng, C);
-    matmul(pd).execute(st, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
-    st.wait();
-}
 
 }  // namespace lt

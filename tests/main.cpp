@@ -1,2 +1,94 @@
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+// The doctest runner, plus ANVIL_TEST_HWY_TARGET=<name>: run the suites with
+// Highway restricted to one target (hwy::TargetName, any case: neon, sve,
+// sve2, avx2, avx3, sse4, emu128, ...) and the SIMD-free fallbacks, so one
+// machine tests every Highway target it supports (ctest's anvil_tests_hwy_*
+// entries).  A target this CPU lacks, or this build did not compile, makes
+// the binary exit with 77 (ctest: skipped).  Every run names the Highway
+// target in use on its first line.
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <hwy/targets.h>
+
+#include "fallback/hwy_sgemm.h"
+#include "gemm/backend.h"
+#include "hwy_target.h"
+
+namespace {
+
+constexpr int kSkipped = 77;  // ctest SKIP_RETURN_CODE
+
+std::string lower(std::string s) {
+    for (char &c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// Every Highway target of this architecture (hwy::TargetName knows it).
+template <typename F>
+void for_each_target(F f) {
+    for (int b = 0; b < 63; ++b) {
+        const int64_t t = int64_t(1) << b;
+        const std::string name = hwy::TargetName(t);
+        if (name != "Unknown") f(t, name);
+    }
+}
+
+// Applies ANVIL_TEST_HWY_TARGET; returns the exit code when the suites must
+// not run, -1 otherwise.  Must precede every anvil call that computes: each
+// Highway backend reads hwy::SupportedTargets() once, on first use.
+int select_hwy_target() {
+    const char *env = std::getenv("ANVIL_TEST_HWY_TARGET");
+    if (!env || !*env) return -1;
+    const std::string want = lower(env);
+    int64_t bit = 0;
+    std::string known;
+    for_each_target([&](int64_t t, const std::string &name) {
+        if (lower(name) == want) bit = t;
+        known += (known.empty() ? "" : " ") + lower(name);
+    });
+    if (!bit) {
+        std::fprintf(stderr, "anvil_tests: ANVIL_TEST_HWY_TARGET=%s is no Highway target of this "
+                             "architecture (%s)\n", env, known.c_str());
+        return 2;
+    }
+    // compiled_targets(): the targets compiled into libanvil (its
+    // HWY_TARGETS) that this CPU supports, asked before the override.
+    bool usable = false;
+    for (const auto &t : anvil::fallback::compiled_targets()) usable |= t.target == bit;
+    if (!usable) {
+        std::printf("anvil_tests: Highway target %s not supported here: skipped\n", env);
+        std::printf("anvil_tests: (%s)\n", hwy::SupportedTargets() & bit
+                                               ? "supported by this CPU, not compiled into this build"
+                                               : "this CPU lacks it");
+        return kSkipped;
+    }
+    tu::hwy_test_mask() = bit | HWY_EMU128 | HWY_SCALAR;
+    hwy::SetSupportedTargetsForTest(tu::hwy_test_mask());
+    return -1;
+}
+
+// The target the Highway backend uses now (the override and ANVIL_MAX_ISA
+// applied); "none" when the cap allows no compiled target.
+std::string target_in_use() {
+    const anvil::gemm::backend *b = anvil::gemm::highway_backend();
+    if (!b) return "none";
+    const std::string name = b->name();  // "hwy:" + hwy::TargetName
+    return name.rfind("hwy:", 0) == 0 ? name.substr(4) : name;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const int rc = select_hwy_target();
+    if (rc >= 0) return rc;
+    std::printf("anvil_tests: Highway target in use: %s\n", target_in_use().c_str());
+    std::fflush(stdout);
+    doctest::Context context;
+    context.applyCommandLine(argc, argv);
+    return context.run();
+}

@@ -17,12 +17,15 @@
 //   onednn:    the model layers: oneDNN computes the bare accumulator of
 //              every element (s32 / f32 dst, no attributes: exact for these
 //              fills), which is checked against the scalar reference on
-//              sampled pixels, and the reference chain is applied to it;
+//              sampled pixels, and the reference chain is applied to it
+//              (builds without oneDNN, onednn_peer.h: as `samples`);
 //   samples:   random fractions on model layers: the reference on sampled
 //              pixels only.
 // oneDNN with the same attributes is a second peer, held to the same
 // expected values (its own eltwise bound, benchdnn's 4e-6; an integer
-// output may round an exact .5 tie the other way).
+// output may round an exact .5 tie the other way).  The reference itself
+// is checked against oneDNN's bare accumulators and against a scatter-form
+// direct convolution written independently of it.
 //
 // oneDNN 2.6 quirks worked around (both reproduced on the matmul):
 //  - it adds the bias before the output scale ((acc + bias) * scale); anvil
@@ -32,7 +35,6 @@
 //  - a chain with two relu-family ops of different slopes reuses the first
 //    slope: no peer for those chains.
 #include <doctest/doctest.h>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -49,6 +51,7 @@
 #include "conv/conv_descriptor.h"
 #include "conv_ref.h"
 #include "lowp_util.h"
+#include "onednn_peer.h"
 #include "test_util.h"
 
 namespace {
@@ -172,21 +175,23 @@ void fill_buf(tu::rng &r, tbuf &b, int64_t count, dt t, fill f, bool weights) {
 
 // ------------------------------------------------------------ oneDNN
 
-using lt::dnnl_alg;
-using lt::dnnl_dt;
+int g_dnnl_ref_skips = 0, g_dnnl_unimpl = 0, g_dnnl_tie = 0, g_dnnl_gemm_binary = 0;
+std::set<std::string> g_dnnl_reasons;
+
+#if ANVIL_TESTS_HAVE_ONEDNN
+using peer::dnnl_alg;
+using peer::dnnl_dt;
 
 dnnl::engine &dnnl_engine() {
     static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     return eng;
 }
 
-int g_dnnl_ref_skips = 0, g_dnnl_unimpl = 0, g_dnnl_tie = 0, g_dnnl_gemm_binary = 0;
-std::set<std::string> g_dnnl_reasons;
-
 // Runs oneDNN's convolution.  with_attrs == false: the bare accumulator
 // (no bias, scales, post-ops; src zero point kept), into `dst_dt`.
 // Returns false (with *why) when oneDNN has no implementation or only its
-// reference one for a large problem (too slow for the budget).
+// reference one for a large problem (too slow for the budget), or when the
+// build has no oneDNN.
 bool onednn_conv(const anvil_conv2d_desc_t &d, anvil_conv_weights_layout_t layout, const void *src,
                  const void *wei, const float *bias, const std::vector<const void *> &bins,
                  bool with_attrs, dt dst_dt, void *dst, std::string *why) {
@@ -304,6 +309,14 @@ bool onednn_conv(const anvil_conv2d_desc_t &d, anvil_conv_weights_layout_t layou
         return false;
     }
 }
+#else
+bool onednn_conv(const anvil_conv2d_desc_t &, anvil_conv_weights_layout_t, const void *,
+                 const void *, const float *, const std::vector<const void *> &, bool, dt, void *,
+                 std::string *why) {
+    *why = peer::onednn_version();
+    return false;
+}
+#endif
 
 // ------------------------------------------------------------ runner
 
@@ -472,8 +485,9 @@ void run_case(const conv_cfg &q, uint64_t seed) {
         std::string why_acc;
         const bool ok = onednn_conv(d, q.layout, P.src.p, P.wei.p, nullptr, {}, false, acc_dt, acc.p, &why_acc);
         if (!ok) {
-            // No fast oneDNN: fall back to the reference on samples.
-            MESSAGE("no oneDNN accumulator (", why_acc, "): sampled reference only");
+            // No fast oneDNN (or none in this build): the reference on
+            // samples.
+            if (peer::kHaveOneDNN) MESSAGE("no oneDNN accumulator (", why_acc, "): sampled reference only");
             for (int64_t p : sample_pixels(d, seed))
                 for (int64_t oc = 0; oc < d.OC; ++oc)
                     check_pixel(p, cr::conv_acc(d, P.src.p, P.wei.p, q.layout, p, oc), oc);
@@ -556,6 +570,50 @@ conv_cfg make_cfg(const conv_shape &s, int combo, int c, tu::rng &r) {
 
 bool scalar_cap() { return anvil_get_effective_isa() == anvil_isa_scalar; }
 
+// The bare accumulators of a whole convolution (dst order, NHWC), computed
+// apart from conv_ref.h's per-element gather: every source element is
+// scattered to the outputs its taps reach, with the weight layouts of
+// anvil.h written out afresh.  Exact for the tests' fills (integer-valued
+// f32, int8: sums far below 2^53).  Padding taps contribute nothing, also
+// with a source zero point.
+std::vector<double> scatter_conv(const anvil_conv2d_desc_t &d, const void *src, const void *wei,
+                                 anvil_conv_weights_layout_t layout) {
+    std::vector<double> acc(size_t(d.N * d.OH * d.OW * d.OC), 0.0);
+    const int64_t IG = d.IC / d.G, OG = d.OC / d.G;
+    const double zp = cr::is_int8(d.src_dt) ? d.src_zero_point : 0;
+    // Output index along one axis for input i and tap k, or -1 when none.
+    auto out_at = [](int64_t i, int64_t k, int64_t stride, int64_t pad, int64_t dil, int64_t extent) {
+        const int64_t t = i + pad - k * (dil + 1);
+        if (t < 0 || t % stride) return int64_t(-1);
+        return t / stride < extent ? t / stride : int64_t(-1);
+    };
+    for (int64_t n = 0; n < d.N; ++n)
+        for (int64_t ih = 0; ih < d.IH; ++ih)
+            for (int64_t iw = 0; iw < d.IW; ++iw)
+                for (int64_t ic = 0; ic < d.IC; ++ic) {
+                    const double s = lt::load(d.src_dt, src, ((n * d.IH + ih) * d.IW + iw) * d.IC + ic) - zp;
+                    const int64_t g = ic / IG, c = ic % IG;
+                    for (int64_t kh = 0; kh < d.KH; ++kh) {
+                        const int64_t oh = out_at(ih, kh, d.SH, d.pad_t, d.DH, d.OH);
+                        if (oh < 0) continue;
+                        for (int64_t kw = 0; kw < d.KW; ++kw) {
+                            const int64_t ow = out_at(iw, kw, d.SW, d.pad_l, d.DW, d.OW);
+                            if (ow < 0) continue;
+                            for (int64_t o = 0; o < OG; ++o) {
+                                const int64_t oc = g * OG + o;
+                                // OIHW: [OC][IC/G][KH][KW]; HWIO: [KH][KW][IC/G][OC].
+                                const int64_t w_at = layout == anvil_conv_weights_oihw
+                                                         ? ((oc * IG + c) * d.KH + kh) * d.KW + kw
+                                                         : ((kh * d.KW + kw) * IG + c) * d.OC + oc;
+                                acc[size_t(((n * d.OH + oh) * d.OW + ow) * d.OC + oc)] +=
+                                    s * lt::load(d.wei_dt, wei, w_at);
+                            }
+                        }
+                    }
+                }
+    return acc;
+}
+
 double elapsed(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -591,10 +649,11 @@ TEST_CASE("conv inputs: the shape lists parse and add up to their models") {
     CHECK(s3 >= 2);
 }
 
-// The reference itself against oneDNN's bare convolution (no anvil
-// involved): the accumulators of every tail, both layouts, int8 with a
-// source zero point and f32.
-TEST_CASE("conv reference: exact accumulators agree with oneDNN on every tail") {
+// The reference itself (no anvil involved) against a second formulation of
+// the convolution and oneDNN's bare convolution (when built with it): the
+// accumulators of every tail, both layouts, int8 with a source zero point
+// and f32.
+TEST_CASE("conv reference: exact accumulators agree with a scatter-form conv and oneDNN on every tail") {
     uint64_t seed = 100;
     for (const auto &s0 : load_shapes("conv_tails")) {
         for (int t = 0; t < 2; ++t) {
@@ -611,15 +670,21 @@ TEST_CASE("conv reference: exact accumulators agree with oneDNN on every tail") 
             INFO(q.str());
             conv_problem P;
             build_problem(q, seed++, P);
+            const std::vector<double> sc = scatter_conv(P.d, P.src.p, P.wei.p, q.layout);
             tbuf acc(cr::dst_elems(P.d), q.dst);
             std::string why;
-            REQUIRE_MESSAGE(onednn_conv(P.d, q.layout, P.src.p, P.wei.p, nullptr, {}, false, q.dst, acc.p, &why), why);
-            int64_t bad = 0;
+            const bool dnnl = onednn_conv(P.d, q.layout, P.src.p, P.wei.p, nullptr, {}, false, q.dst, acc.p, &why);
+            if (peer::kHaveOneDNN) REQUIRE_MESSAGE(dnnl, why);
+            int64_t bad = 0, bad_dnnl = 0;
             for (int64_t p = 0; p < cr::pixels(P.d); ++p)
-                for (int64_t oc = 0; oc < P.d.OC; ++oc)
-                    bad += cr::conv_acc(P.d, P.src.p, P.wei.p, q.layout, p, oc).sum !=
-                           cr::load(q.dst, acc.p, p * P.d.OC + oc);
-            CHECK(bad == 0);
+                for (int64_t oc = 0; oc < P.d.OC; ++oc) {
+                    const int64_t at = p * P.d.OC + oc;
+                    const double want = cr::conv_acc(P.d, P.src.p, P.wei.p, q.layout, p, oc).sum;
+                    bad += want != sc[size_t(at)];
+                    if (dnnl) bad_dnnl += want != cr::load(q.dst, acc.p, at);
+                }
+            CHECK_MESSAGE(bad == 0, "the reference differs from the scatter-form convolution");
+            CHECK_MESSAGE(bad_dnnl == 0, "the reference differs from oneDNN");
         }
     }
 }

@@ -23,7 +23,9 @@
 #include "fallback/hwy_sgemm.h"
 #include "gemm/backend.h"
 #include "gemm/ukernel.h"
+#include "hwy_target.h"
 #include "ref/ref_ukernel.h"
+#include "test_util.h"
 
 namespace {
 
@@ -184,8 +186,9 @@ TEST_SUITE("once") {
 TEST_CASE("hwy ukernel: every compiled target matches the reference bit for bit") {
     const std::vector<hwy_target_kernels> targets = compiled_targets();
     REQUIRE(!targets.empty());
-    // The fallback is always compiled and supported.
-    CHECK((targets.back().target == HWY_EMU128 || targets.back().target == HWY_SCALAR));
+    // The fallback, where it is compiled, is always supported.
+    if (tu::hwy_fallback_compiled())
+        CHECK((targets.back().target == HWY_EMU128 || targets.back().target == HWY_SCALAR));
 
     for (const hwy_target_kernels &t : targets) {
         CAPTURE(std::string(t.name));
@@ -296,6 +299,10 @@ TEST_CASE("hwy backend: the ISA cap limits the Highway target") {
         CAPTURE(std::string(anvil_isa_name(cap)));
         anvil::cpu::set_max_isa_for_test(cap);
         const anvil::gemm::backend *b = anvil::gemm::highway_backend();
+        if (cap == anvil_isa_scalar && !tu::hwy_fallback_compiled()) {
+            CHECK(b == nullptr);  // the scalar kernels serve this cap
+            continue;
+        }
         REQUIRE(b != nullptr);
         const hwy_target_kernels *want = best_allowed(anvil::fallback::allowed_targets(cap));
         REQUIRE(want != nullptr);
@@ -324,7 +331,7 @@ TEST_CASE("hwy backend: the ISA cap limits the Highway target") {
         d.m = uint8_t(b->mr() + 1);
         CHECK(b->get(d, &ref) != anvil_success);
     }
-    anvil::cpu::set_max_isa_for_test(saved);
+    anvil::cpu::set_max_isa_for_test(tu::initial_isa_cap());
     CHECK(anvil_get_effective_isa() == saved);
 }
 
@@ -337,10 +344,14 @@ TEST_CASE("hwy backend: target choice for other CPUs (supported-target masks)") 
         // A CPU with nothing but the fallback.
         const anvil::gemm::backend *fb =
             anvil::fallback::highway_backend_for(real & (HWY_EMU128 | HWY_SCALAR), tier);
-        REQUIRE(fb != nullptr);
-        CHECK((std::string(fb->name()) == "hwy:EMU128" || std::string(fb->name()) == "hwy:SCALAR"));
+        if (!tu::hwy_fallback_compiled()) {
+            CHECK(fb == nullptr);
+        } else {
+            REQUIRE(fb != nullptr);
+            CHECK((std::string(fb->name()) == "hwy:EMU128" || std::string(fb->name()) == "hwy:SCALAR"));
+        }
         // A CPU without AVX2 but with SSE4 (when this one has SSE4).
-        if (real & HWY_SSE4) {
+        if ((real & HWY_SSE4) && fb) {
             const anvil::gemm::backend *b =
                 anvil::fallback::highway_backend_for(
                     real & (HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR), tier);
@@ -350,6 +361,10 @@ TEST_CASE("hwy backend: target choice for other CPUs (supported-target masks)") 
         }
         // Everything this CPU has: AVX-512 only from the avx512_core tier.
         const anvil::gemm::backend *all = anvil::fallback::highway_backend_for(real, tier);
+        if (tier == anvil_isa_scalar && !tu::hwy_fallback_compiled()) {
+            CHECK(all == nullptr);  // no SIMD-free target: the scalar kernels serve
+            continue;
+        }
         REQUIRE(all != nullptr);
         const std::string name = all->name();
         if (tier < anvil_isa_avx512_core) CHECK(name.find("AVX3") == std::string::npos);
@@ -361,10 +376,13 @@ TEST_CASE("hwy backend: target choice for other CPUs (supported-target masks)") 
 
 TEST_CASE("hwy backend: compiled_targets follows hwy::SetSupportedTargetsForTest") {
     const int64_t real = hwy::SupportedTargets();
-    const int64_t narrowed = real & (HWY_SSE4 | HWY_EMU128 | HWY_SCALAR);
+    // The SSE4 and fallback targets on x86; elsewhere the baseline (the
+    // worst compiled target this CPU supports, NEON on aarch64).
+    const int64_t baseline = compiled_targets().back().target;
+    const int64_t narrowed = real & (HWY_SSE4 | HWY_EMU128 | HWY_SCALAR | baseline);
     hwy::SetSupportedTargetsForTest(narrowed);
     const std::vector<hwy_target_kernels> listed = compiled_targets();
-    hwy::SetSupportedTargetsForTest(0);  // back to the real CPU
+    tu::restore_hwy_targets();  // back to the real CPU (or ANVIL_TEST_HWY_TARGET's mask)
     REQUIRE(!listed.empty());
     for (const hwy_target_kernels &t : listed) CHECK((t.target & narrowed) != 0);
     if (real & HWY_SSE4) CHECK(listed.front().target == HWY_SSE4);

@@ -10,6 +10,9 @@
 // runs in a child process that never calls oneDNN: the test binary itself,
 // started with ANVIL_JIT_DUMP_CHILD=1 and a test-case filter.  The
 // environment is read once per process, so the dump is checked there too.
+//
+// Compiled only where the library has the JIT tier (ANVIL_TESTS_HAVE_JIT:
+// x86-64); elsewhere anvil generates no code.
 #include <doctest/doctest.h>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -24,6 +27,8 @@
 #include "anvil/anvil.h"
 #include "ref/ref_ukernel.h"
 #include "test_util.h"
+
+#if ANVIL_TESTS_HAVE_JIT  // the JIT tier (x86-64) is what maps code
 
 namespace {
 
@@ -164,3 +169,5 @@ TEST_CASE("jit memory: child process has no W+X mapping at all; ANVIL_JIT_DUMP w
     }
     remove_dir(dir);
 }
+
+#endif  // ANVIL_TESTS_HAVE_JIT

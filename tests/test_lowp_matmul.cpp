@@ -1,7 +1,8 @@
 // The low-precision matmul handle (anvil_matmul_*): every supported type
 // combination with scales, zero points, bias and post-op chains, against a
-// scalar reference of the documented chain and against oneDNN's matmul
-// primitive with the same attributes.
+// scalar reference of the documented chain and, where the build has it
+// (onednn_peer.h), against oneDNN's matmul primitive with the same
+// attributes.
 //
 // Exactness: A and B are small integers and the scales powers of two, so
 // every step of an exact chain (scale, bias, relu, leaky_relu with a
@@ -27,6 +28,7 @@
 
 #include "anvil/anvil.h"
 #include "lowp_util.h"
+#include "onednn_peer.h"
 #include "test_util.h"
 
 namespace {
@@ -53,8 +55,6 @@ struct mm_case {
     }
 };
 
-using lt::dnnl_alg;
-using lt::dnnl_dt;
 using lt::elem_bytes;
 using lt::eltwise_bound;
 using lt::load;
@@ -75,6 +75,74 @@ double eltwise_exact(int alg, double x, double alpha, double beta) {
     }
     return x;
 }
+
+#if ANVIL_TESTS_HAVE_ONEDNN
+using peer::dnnl_alg;
+using peer::dnnl_dt;
+
+// oneDNN's matmul primitive with the case's attributes (bias pre-divided by
+// the scale) into D; false when oneDNN does not implement the combination.
+bool onednn_matmul(const mm_case &q, const std::vector<anvil_post_op_t> &ops,
+                   const std::vector<float> &scales, const std::vector<float> &bias,
+                   const std::vector<std::vector<float>> &bin, const void *A, const void *B, void *D) {
+    const lt::shape &s = q.s;
+    try {
+        using namespace dnnl;
+        using dims = memory::dims;
+        static engine eng(engine::kind::cpu, 0);
+        stream st(eng);
+        const memory::desc a_md({s.M, s.K}, dnnl_dt(q.a), s.transa() ? dims{1, s.lda()} : dims{s.lda(), 1});
+        const memory::desc b_md({s.K, s.N}, dnnl_dt(q.b), s.transb() ? dims{1, s.ldb()} : dims{s.ldb(), 1});
+        const memory::desc c_md({s.M, s.N}, dnnl_dt(q.c), dims{s.ldc(), 1});
+        const memory::desc bias_md({1, s.N}, memory::data_type::f32, dims{s.N, 1});
+        primitive_attr attr;
+        if (!scales.empty()) attr.set_output_scales(q.scale_mode == 2 ? 2 : 0, scales);
+        if (q.azp) attr.set_zero_points(DNNL_ARG_SRC, 0, {q.azp});
+        if (q.bzp) attr.set_zero_points(DNNL_ARG_WEIGHTS, 0, {q.bzp});
+        if (q.czp) attr.set_zero_points(DNNL_ARG_DST, 0, {q.czp});
+        post_ops po;
+        std::vector<memory::desc> bin_mds;
+        for (const auto &o : ops) {
+            if (o.kind == anvil_post_op_eltwise) {
+                po.append_eltwise(1.0f, dnnl_alg(o.alg), o.alg == anvil_eltwise_silu ? 1.0f : o.alpha, o.beta);
+            } else {
+                const memory::desc md = o.per_n ? memory::desc({1, s.N}, memory::data_type::f32, dims{s.N, 1})
+                                                : memory::desc({s.M, s.N}, memory::data_type::f32, dims{o.ld, 1});
+                po.append_binary(o.alg == anvil_binary_add ? algorithm::binary_add : algorithm::binary_mul, md);
+                bin_mds.push_back(md);
+            }
+        }
+        attr.set_post_ops(po);
+        const matmul::primitive_desc pd =
+            q.bias ? matmul::primitive_desc(matmul::desc(a_md, b_md, bias_md, c_md), attr, eng)
+                   : matmul::primitive_desc(matmul::desc(a_md, b_md, c_md), attr, eng);
+        std::vector<float> dbias = bias;
+        for (size_t j = 0; j < dbias.size(); ++j)
+            dbias[j] /= scales.empty() ? 1.0f : scales[q.scale_mode == 2 ? j : 0];
+        memory ma(a_md, eng, const_cast<void *>(A)), mb(b_md, eng, const_cast<void *>(B));
+        memory mc(c_md, eng, D);
+        memory mbias(bias_md, eng, dbias.data());
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+        if (q.bias) args.insert({DNNL_ARG_BIAS, mbias});
+        int bi = 0;
+        for (size_t t = 0; t < ops.size(); ++t)
+            if (ops[t].kind == anvil_post_op_binary) {
+                args.insert({DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(t)) | DNNL_ARG_SRC_1,
+                             memory(bin_mds[size_t(bi)], eng, const_cast<float *>(bin[size_t(bi)].data()))});
+                ++bi;
+            }
+        matmul(pd).execute(st, args);
+        st.wait();
+        return true;
+    } catch (const dnnl::error &e) {
+        MESSAGE("oneDNN has no matmul for this case: ", e.what());
+        return false;
+    }
+}
+#else
+template <typename... Args>
+bool onednn_matmul(const Args &...) { return false; }  // no oneDNN in this build
+#endif
 
 void run_case(const mm_case &q, uint64_t seed) {
     INFO(q.str(), " seed=", seed);
@@ -151,63 +219,13 @@ void run_case(const mm_case &q, uint64_t seed) {
     anvil_matmul_destroy(h);
 
     // oneDNN with the same attributes (bias pre-divided by the scale).
-    std::vector<uint8_t> D = C0;
-    bool have_dnnl = true;
     // oneDNN 2.6 gets a chain with two relu-family ops of different slopes
     // wrong (relu, then a binary op, then leaky_relu(0.125) gives 0 for a
     // negative input: it seems to reuse the first slope; reproduced with a
     // 1x1x1 f32 matmul).  It is no peer for those chains.
-    if (lt::two_relu_slopes(ops)) have_dnnl = false;
-    if (have_dnnl) try {
-        using namespace dnnl;
-        using dims = memory::dims;
-        static engine eng(engine::kind::cpu, 0);
-        stream st(eng);
-        const memory::desc a_md({s.M, s.K}, dnnl_dt(q.a), s.transa() ? dims{1, s.lda()} : dims{s.lda(), 1});
-        const memory::desc b_md({s.K, s.N}, dnnl_dt(q.b), s.transb() ? dims{1, s.ldb()} : dims{s.ldb(), 1});
-        const memory::desc c_md({s.M, s.N}, dnnl_dt(q.c), dims{s.ldc(), 1});
-        const memory::desc bias_md({1, s.N}, memory::data_type::f32, dims{s.N, 1});
-        primitive_attr attr;
-        if (!scales.empty()) attr.set_output_scales(q.scale_mode == 2 ? 2 : 0, scales);
-        if (q.azp) attr.set_zero_points(DNNL_ARG_SRC, 0, {q.azp});
-        if (q.bzp) attr.set_zero_points(DNNL_ARG_WEIGHTS, 0, {q.bzp});
-        if (q.czp) attr.set_zero_points(DNNL_ARG_DST, 0, {q.czp});
-        post_ops po;
-        std::vector<memory::desc> bin_mds;
-        for (const auto &o : ops) {
-            if (o.kind == anvil_post_op_eltwise) {
-                po.append_eltwise(1.0f, dnnl_alg(o.alg), o.alg == anvil_eltwise_silu ? 1.0f : o.alpha, o.beta);
-            } else {
-                const memory::desc md = o.per_n ? memory::desc({1, s.N}, memory::data_type::f32, dims{s.N, 1})
-                                                : memory::desc({s.M, s.N}, memory::data_type::f32, dims{o.ld, 1});
-                po.append_binary(o.alg == anvil_binary_add ? algorithm::binary_add : algorithm::binary_mul, md);
-                bin_mds.push_back(md);
-            }
-        }
-        attr.set_post_ops(po);
-        const matmul::primitive_desc pd =
-            q.bias ? matmul::primitive_desc(matmul::desc(a_md, b_md, bias_md, c_md), attr, eng)
-                   : matmul::primitive_desc(matmul::desc(a_md, b_md, c_md), attr, eng);
-        std::vector<float> dbias = bias;
-        for (size_t j = 0; j < dbias.size(); ++j)
-            dbias[j] /= scales.empty() ? 1.0f : scales[q.scale_mode == 2 ? j : 0];
-        memory ma(a_md, eng, A.data()), mb(b_md, eng, B.data()), mc(c_md, eng, D.data());
-        memory mbias(bias_md, eng, dbias.data());
-        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
-        if (q.bias) args.insert({DNNL_ARG_BIAS, mbias});
-        int bi = 0;
-        for (size_t t = 0; t < ops.size(); ++t)
-            if (ops[t].kind == anvil_post_op_binary) {
-                args.insert({DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(t)) | DNNL_ARG_SRC_1,
-                             memory(bin_mds[size_t(bi)], eng, bin[size_t(bi)].data())});
-                ++bi;
-            }
-        matmul(pd).execute(st, args);
-        st.wait();
-    } catch (const dnnl::error &e) {
-        have_dnnl = false;  // a combination this oneDNN does not implement
-        MESSAGE("oneDNN has no matmul for this case: ", e.what());
-    }
+    std::vector<uint8_t> D = C0;
+    const bool have_dnnl = !lt::two_relu_slopes(ops) &&
+                           onednn_matmul(q, ops, scales, bias, bin, A.data(), B.data(), D.data());
 
     int64_t bad = 0, bad_dnnl = 0;
     std::string first;

@@ -8,6 +8,8 @@
 //
 // These kernels do not depend on the ISA cap (the backends test what the
 // CPU has), so the suite runs once.
+// Compiled only where the library has the JIT tier (ANVIL_TESTS_HAVE_JIT:
+// x86-64).
 #include <doctest/doctest.h>
 
 #include <climits>
@@ -20,6 +22,8 @@
 #include "lowp/lp_backend.h"
 #include "lowp/lp_ref.h"
 #include "test_util.h"
+
+#if ANVIL_TESTS_HAVE_JIT  // JIT kernels exist on x86-64 only
 
 namespace {
 
@@ -377,3 +381,5 @@ TEST_CASE("lp jit kernels: the zmm and ymm backends give distinct kernels for on
 }
 
 }  // TEST_SUITE("once")
+
+#endif  // ANVIL_TESTS_HAVE_JIT

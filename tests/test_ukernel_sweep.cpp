@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "fallback/hwy_sgemm.h"
 #include "gemm/backend.h"
 #include "gemm/ukernel.h"
 #include "ref/ref_ukernel.h"
@@ -92,8 +93,10 @@ a_operand make_a(int m, int64_t K, a_access acc, int variant, tu::rng &r) {
 
 }  // namespace
 
-TEST_CASE("ukernel sweep: every tile, K, A addressing, alpha and beta kind is bitwise the reference") {
-    const backend &be = anvil::gemm::select_backend();
+namespace {
+
+// Every tile of one backend (up to its widest, max_n) against the reference.
+void sweep_backend(const backend &be) {
     const int mr = be.mr(), nr = be.nr();
     int max_all = 0;
     for (int m = 1; m <= mr; ++m) max_all = std::max(max_all, widest(be, m));
@@ -190,6 +193,24 @@ TEST_CASE("ukernel sweep: every tile, K, A addressing, alpha and beta kind is bi
     CHECK(bad_bits.count == 0);
     INFO(bad_sentinel.count, " tiles wrote outside C, first:\n", bad_sentinel.first);
     CHECK(bad_sentinel.count == 0);
+}
+
+}  // namespace
+
+TEST_CASE("ukernel sweep: every tile, K, A addressing, alpha and beta kind is bitwise the reference") {
+    sweep_backend(anvil::gemm::select_backend());
+}
+
+// The Highway backend of every compiled target this CPU supports, whatever
+// the cap: on x86 this is the only place the AVX-512 (AVX3) target's wide
+// tiles run, since from avx512_core up the JIT serves fp32.
+TEST_CASE("ukernel sweep: every compiled Highway target's backend" * doctest::test_suite("once")) {
+    for (const auto &t : anvil::fallback::compiled_targets()) {
+        const backend *be = anvil::fallback::highway_backend_for(t.target, anvil_isa_avx512_core);
+        REQUIRE(be != nullptr);
+        CAPTURE(std::string(be->name()));
+        sweep_backend(*be);
+    }
 }
 
 // B's last row ends exactly at a PROT_NONE page, so reading B(K-1, j) for

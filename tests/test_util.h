@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "cpu/isa.h"
 #include "gemm/backend.h"
 
 namespace tu {
@@ -397,6 +398,16 @@ inline int64_t count_bound_violations(const gemm_case &c, const cmat &got, const
 // ------------------------------------------------------------- misc
 
 inline std::string backend_name() { return anvil::gemm::select_backend().name(); }
+
+// The ISA cap this process started with (ANVIL_MAX_ISA; unset: none, i.e.
+// amx), which tests that change the cap with anvil::cpu::set_max_isa_for_test
+// put back.  (anvil_get_effective_isa() is no substitute off x86-64: it is
+// always scalar there, while the cap still decides whether Highway runs.)
+inline anvil_isa_t initial_isa_cap() {
+    anvil_isa_t cap = anvil_isa_amx;
+    if (const char *v = std::getenv("ANVIL_MAX_ISA")) anvil::cpu::parse_isa_name(v, &cap);
+    return cap;
+}
 inline bool backend_is_jit() { return backend_name().rfind("jit", 0) == 0; }
 
 // A tiny caller thread pool for anvil_set_threadpool: each parallel-for

@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
+#include <hwy/targets.h>
+
 #include "anvil/anvil.h"
 #include "anvil_bench_problem.h"
 #include "cpu/isa.h"
+#include "fallback/hwy_sgemm.h"
 #include "gemm/backend.h"
 #include "lowp/lp_backend.h"
 
@@ -93,6 +96,21 @@ void describe_machine() {
                 cpu::has(cpu::f_avx512_core | cpu::f_avx512_vnni)
                     ? " (+ in-place dot / row-B kernels for M <= 16)"
                     : "");
+    // Highway: every target compiled in, which of them this CPU runs, and
+    // the one the fp32 / bf16 / int8 fallbacks use now (the best allowed).
+    std::string compiled, usable;
+    for (int64_t bits = HWY_TARGETS; bits != 0; bits &= bits - 1)
+        compiled += std::string(compiled.empty() ? "" : " ") + hwy::TargetName(bits & -bits);
+    for (const auto &t : fallback::compiled_targets())
+        usable += std::string(usable.empty() ? "" : " ") + t.name;
+    const gemm::backend *hb = gemm::highway_backend();
+    std::printf("highway:        compiled [%s], this CPU [%s], best allowed %s\n", compiled.c_str(),
+                usable.c_str(), hb ? hb->name() : "none (capped to scalar)");
+#if !(defined(__x86_64__) || defined(_M_X64))
+    std::printf("note:           the ISA tiers describe x86; here ANVIL_MAX_ISA=scalar forces the\n"
+                "                scalar reference kernels, any other value lets Highway pick\n");
+#endif
+#if defined(__x86_64__) || defined(_M_X64)
     std::printf("backends:      ");
     for (int t = anvil_isa_scalar; t <= anvil_isa_amx; ++t) {
         const gemm::backend *b = gemm::backend_for_tier(anvil_isa_t(t));
@@ -100,6 +118,7 @@ void describe_machine() {
                     t > int(detected) ? "n/a(cpu)" : b ? b->name() : "n/a");
     }
     std::printf("\n");
+#endif
     std::printf("caches:         L1d %s, L2 %s, L3 %s\n", bytes_str(ci.caches.l1d).c_str(),
                 bytes_str(ci.caches.l2).c_str(), bytes_str(ci.caches.l3).c_str());
     if (!ci.l3_note.empty()) std::printf("L3 note:        %s\n", ci.l3_note.c_str());

@@ -8,7 +8,7 @@ const dw_backend &select_dw_backend() {
     const uint32_t eff = cpu::effective_features();
     if (eff & cpu::f_avx512_core)
         if (const dw_backend *b = jit_avx512_dw_backend()) return *b;
-    if (cpu::effective_tier() != anvil_isa_scalar || !cpu::info().detected)
+    if (cpu::dispatch_tier() != anvil_isa_scalar)
         if (const dw_backend *b = highway_dw_backend()) return *b;
     return *scalar_dw_backend();
 }

@@ -53,6 +53,13 @@ inline bool has(uint32_t required) {
 }
 anvil_isa_t effective_tier(bool freeze = true);
 
+// The tier the backends dispatch on.  On x86-64 the effective tier.
+// Elsewhere the x86 tiers are all absent (effective_tier() is scalar), and
+// the cap only says whether SIMD may run: capped to scalar gives scalar,
+// anything else avx2, which the Highway backends read as "the best target
+// this CPU supports" (fallback::allowed_targets).
+anvil_isa_t dispatch_tier(bool freeze = true);
+
 // Sets the cap; fails once effective_features() has been read by a compute
 // call (see freeze_cap).
 anvil_status_t set_max_isa(anvil_isa_t tier);

@@ -26,6 +26,7 @@
 #include "conv/dw_ukernel.h"
 #include "cpu/isa.h"
 #include "fallback/hwy_conv_dw.h"
+#include "fallback/hwy_named_regs.h"
 #include "fallback/hwy_sgemm.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -52,6 +53,7 @@ using DI = hn::RebindToSigned<DF>;
 // m accumulators, the weight vector and a src temporary: 8 rows fit 16
 // registers (32 on AVX-512); larger m is done in chunks of kRows.
 constexpr int kRows = conv::kDwMaxM;
+static_assert(kRows <= ANVIL_HWY_MAX_ROWS, "named accumulators");
 
 template <dw_kind K>
 constexpr bool kIsFloat = K == dw_kind::f32 || K == dw_kind::bf16;
@@ -89,23 +91,32 @@ HWY_NOINLINE void Rows(const dw_ukernel_args *HWY_RESTRICT p, int64_t r0, int64_
     T *HWY_RESTRICT acc = static_cast<T *>(p->acc) + r0 * acc_ld;
     const auto zp = hn::Set(DI(), kZp ? p->zero_point : 0);
     (void)zp;
+    // Accumulators sR for row R: named, not an array (SVE vectors cannot be
+    // array elements; see hwy_named_regs.h).
     for (int64_t c = 0; c < c_end; c += L) {
-        hn::Vec<D> s[kR];
-        for (int r = 0; r < kR; ++r) s[r] = hn::Zero(d);
+#define ANVIL_DECLARE_ROW(r) hn::Vec<D> s##r = hn::Zero(d);
+        ANVIL_HWY_ROWS(ANVIL_DECLARE_ROW)
+#undef ANVIL_DECLARE_ROW
         for (int64_t t = 0; t < ntaps; ++t) {
             const uint8_t *HWY_RESTRICT x = p->src_taps[t] + r0 * ps + c * elem;
             const auto w = hn::LoadU(d, static_cast<const T *>(p->w_taps[t]) + c);
-            for (int r = 0; r < kR; ++r) {
-                const auto xv = LoadX<K>(x + r * ps);
-                if constexpr (kIsFloat<K>) {
-                    s[r] = hn::MulAdd(xv, w, s[r]);
-                } else {
-                    const auto xz = kZp ? hn::Sub(xv, zp) : xv;
-                    s[r] = hn::Add(s[r], hn::Mul(xz, w));
-                }
-            }
+#define ANVIL_TAP_ROW(r)                                                   \
+    if constexpr (r < kR) {                                                \
+        const auto xv = LoadX<K>(x + r * ps);                              \
+        if constexpr (kIsFloat<K>) {                                       \
+            s##r = hn::MulAdd(xv, w, s##r);                                \
+        } else {                                                           \
+            const auto xz = kZp ? hn::Sub(xv, zp) : xv;                    \
+            s##r = hn::Add(s##r, hn::Mul(xz, w));                          \
+        }                                                                  \
+    }
+            ANVIL_HWY_ROWS(ANVIL_TAP_ROW)
+#undef ANVIL_TAP_ROW
         }
-        for (int r = 0; r < kR; ++r) hn::StoreU(s[r], d, acc + r * acc_ld + c);
+#define ANVIL_STORE_ROW(r) \
+    if constexpr (r < kR) hn::StoreU(s##r, d, acc + r * acc_ld + c);
+        ANVIL_HWY_ROWS(ANVIL_STORE_ROW)
+#undef ANVIL_STORE_ROW
     }
 }
 
@@ -272,7 +283,7 @@ namespace anvil::conv {
 
 // The cap is read without freezing it, as highway_lp_backend() does.
 const dw_backend *highway_dw_backend() {
-    return fallback::dw::best_for(fallback::dw::supported_once(), cpu::effective_tier(false));
+    return fallback::dw::best_for(fallback::dw::supported_once(), cpu::dispatch_tier(false));
 }
 
 }  // namespace anvil::conv

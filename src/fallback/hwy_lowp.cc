@@ -28,6 +28,7 @@
 
 #include "cpu/isa.h"
 #include "fallback/hwy_lowp.h"
+#include "fallback/hwy_named_regs.h"
 #include "fallback/hwy_sgemm.h"
 #include "lowp/bf16_convert.h"
 #include "lowp/lp_backend.h"
@@ -112,6 +113,53 @@ HWY_INLINE VU LoadDwords(DU du, const uint8_t *HWY_RESTRICT p) {
 #endif
 }
 
+// ------------------------------------------------------------- registers
+// The tiles keep their registers in named variables, not arrays: SVE
+// vectors are sizeless types, which cannot be array elements or struct
+// members (hwy_named_regs.h).  cR_V is the accumulator of row R, column
+// vector V; ANVIL_HWY_ROWS declares all 12 rows and expands each per-row
+// step for all of them, and `if constexpr (r < kR)` / `(kV > 1)` drop the
+// rows and the second vector a chunk does not have: those registers are
+// never loaded or stored, and the optimiser removes them.
+
+// Accumulator (r, v) of a chunk at p with row stride ld: loaded when
+// accumulating, else zero.  Zero, without touching memory, outside the
+// chunk (r >= kR or v >= kV).
+template <int kR, int kV, class D, typename T>
+HWY_INLINE hn::Vec<D> InitAcc(D d, const T *HWY_RESTRICT p, int64_t ld, size_t L, bool accumulate,
+                              int r, int v) {
+    if (r >= kR || v >= kV || !accumulate) return hn::Zero(d);
+    return hn::LoadU(d, p + r * ld + int64_t(v * L));
+}
+
+// One row of a chunk back to memory: vector 0, then vector 1 if kV == 2.
+template <int kV, class D, typename T>
+HWY_INLINE void StoreAccRow(D d, hn::Vec<D> c_0, hn::Vec<D> c_1, T *HWY_RESTRICT row, size_t L) {
+    hn::StoreU(c_0, d, row);
+    if constexpr (kV > 1)
+        hn::StoreU(c_1, d, row + int64_t(L));
+    else
+        (void)c_1;
+}
+
+// c_0 += a * b_0, then c_1 += a * b_1 if kV == 2: a product, then a sum.
+template <int kV, class V>
+HWY_INLINE void MulAdd(V a, V b_0, V b_1, V &c_0, V &c_1) {
+    c_0 = hn::Add(c_0, hn::Mul(a, b_0));
+    if constexpr (kV > 1)
+        c_1 = hn::Add(c_1, hn::Mul(a, b_1));
+    else
+        (void)b_1;
+}
+
+// Declare the 12 x 2 accumulators of a tile and store its rows (in scope:
+// vector type V, tag d, t, L, acc = the chunk's row 0, acc_ld).
+#define ANVIL_LP_DECLARE_ACC(r)                                          \
+    V c##r##_0 = InitAcc<kR, kV>(d, acc, acc_ld, L, t.accumulate, r, 0), \
+      c##r##_1 = InitAcc<kR, kV>(d, acc, acc_ld, L, t.accumulate, r, 1);
+#define ANVIL_LP_STORE_ACC(r) \
+    if constexpr (r < kR) StoreAccRow<kV>(d, c##r##_0, c##r##_1, acc + r * acc_ld, L);
+
 // ------------------------------------------------------------------ bf16
 // acc = acc + A1*B1, then acc + A0*B0, per group in increasing order: the
 // contract's order, one rounding per product and per sum.  bf16 -> fp32 is
@@ -119,16 +167,15 @@ HWY_INLINE VU LoadDwords(DU du, const uint8_t *HWY_RESTRICT p) {
 // with the low half cleared, element 0 the dword shifted left by 16.
 template <int kR, int kV>
 HWY_NOINLINE void TileBf16(const TileArgs &t) {
-    const DF df;
+    static_assert(kR >= 1 && kR <= ANVIL_HWY_MAX_ROWS && (kV == 1 || kV == 2), "tile shape");
+    using V = VF;
+    const DF d;
     const DU du;
-    const size_t L = hn::Lanes(df);
+    const size_t L = hn::Lanes(d);
     float *HWY_RESTRICT acc = static_cast<float *>(t.acc);
     const int64_t acc_ld = t.acc_ld;
 
-    VF c[kR][kV];
-    for (int r = 0; r < kR; ++r)
-        for (int v = 0; v < kV; ++v)
-            c[r][v] = t.accumulate ? hn::LoadU(df, acc + r * acc_ld + int64_t(v * L)) : hn::Zero(df);
+    ANVIL_HWY_ROWS(ANVIL_LP_DECLARE_ACC)
 
     const uint8_t *a_rows[kR];
     for (int r = 0; r < kR; ++r) a_rows[r] = t.a + r * t.a_rs;
@@ -136,41 +183,70 @@ HWY_NOINLINE void TileBf16(const TileArgs &t) {
     const uint8_t *HWY_RESTRICT bg = t.b;
     const int64_t b_ld = t.b_ld, kg = t.kg;
     for (int64_t g = 0; g < kg; ++g) {
-        VF b1[kV], b0[kV];
-        for (int v = 0; v < kV; ++v) {
-            const VU bu = LoadDwords(du, bg + v * L * lowp::kGroupBytes);
-            b1[v] = hn::BitCast(df, hn::And(bu, hi_half));
-            b0[v] = hn::BitCast(df, hn::ShiftLeft<16>(bu));
-        }
-        for (int r = 0; r < kR; ++r) {
-            const VU au = hn::Set(du, LoadDword(a_rows[r] + g * lowp::kGroupBytes));
-            const VF a1 = hn::BitCast(df, hn::And(au, hi_half));
-            const VF a0 = hn::BitCast(df, hn::ShiftLeft<16>(au));
-            for (int v = 0; v < kV; ++v) c[r][v] = hn::Add(c[r][v], hn::Mul(a1, b1[v]));
-            for (int v = 0; v < kV; ++v) c[r][v] = hn::Add(c[r][v], hn::Mul(a0, b0[v]));
-        }
+        // Elements 1 (b1_v) and 0 (b0_v) of B's column vector v.
+        const VU bu_0 = LoadDwords(du, bg);
+        const VU bu_1 = kV > 1 ? LoadDwords(du, bg + L * lowp::kGroupBytes) : bu_0;
+        const VF b1_0 = hn::BitCast(d, hn::And(bu_0, hi_half));
+        const VF b0_0 = hn::BitCast(d, hn::ShiftLeft<16>(bu_0));
+        const VF b1_1 = hn::BitCast(d, hn::And(bu_1, hi_half));
+        const VF b0_1 = hn::BitCast(d, hn::ShiftLeft<16>(bu_1));
+#define ANVIL_LP_ROW(r)                                                          \
+    if constexpr (r < kR) {                                                      \
+        const VU au = hn::Set(du, LoadDword(a_rows[r] + g * lowp::kGroupBytes)); \
+        const VF a1 = hn::BitCast(d, hn::And(au, hi_half));                      \
+        const VF a0 = hn::BitCast(d, hn::ShiftLeft<16>(au));                     \
+        MulAdd<kV>(a1, b1_0, b1_1, c##r##_0, c##r##_1);                          \
+        MulAdd<kV>(a0, b0_0, b0_1, c##r##_0, c##r##_1);                          \
+    }
+        ANVIL_HWY_ROWS(ANVIL_LP_ROW)
+#undef ANVIL_LP_ROW
         bg += b_ld;
     }
 
-    for (int r = 0; r < kR; ++r)
-        for (int v = 0; v < kV; ++v) hn::StoreU(c[r][v], df, acc + r * acc_ld + int64_t(v * L));
+    ANVIL_HWY_ROWS(ANVIL_LP_STORE_ACC)
 }
 
 // ------------------------------------------------------------------ u8s8
 // acc += sum_t u8(A_t) * s8(B_t) per group, exact, wrapping in int32 (the
 // order of integer additions does not matter).
+#if ANVIL_LP_PAIRWISE_I16
+// c += the two pairwise int16 products (even bytes, then odd bytes).
+// ReorderWidenMulAccumulate on x86: the result is sum0 + vpmaddwd, the
+// second sum untouched.
+template <class V16>
+HWY_INLINE void PairwiseMulAdd(DI di, V16 ae, V16 ao, V16 be, V16 bo, VI &c) {
+    VI unused = hn::Zero(di);
+    c = hn::ReorderWidenMulAccumulate(di, ae, be, c, unused);
+    c = hn::ReorderWidenMulAccumulate(di, ao, bo, c, unused);
+}
+#else
+// Byte k of each dword of bu, sign-extended in its int32 lane.
+template <int k>
+HWY_INLINE VI SignedByte(DI di, VU bu) {
+    if constexpr (k == 3)
+        return hn::ShiftRight<24>(hn::BitCast(di, bu));
+    else
+        return hn::ShiftRight<24>(hn::BitCast(di, hn::ShiftLeft<24 - 8 * k>(bu)));
+}
+
+// Byte k of the dword ad, zero-extended and broadcast.
+template <int k>
+HWY_INLINE VI UnsignedByte(DI di, uint32_t ad) {
+    return hn::Set(di, int32_t((ad >> (8 * k)) & 0xFFu));
+}
+#endif
+
 template <int kR, int kV>
 HWY_NOINLINE void TileU8s8(const TileArgs &t) {
-    const DI di;
+    static_assert(kR >= 1 && kR <= ANVIL_HWY_MAX_ROWS && (kV == 1 || kV == 2), "tile shape");
+    using V = VI;
+    const DI d;
     const DU du;
-    const size_t L = hn::Lanes(di);
+    const size_t L = hn::Lanes(d);
     int32_t *HWY_RESTRICT acc = static_cast<int32_t *>(t.acc);
     const int64_t acc_ld = t.acc_ld;
 
-    VI c[kR][kV];
-    for (int r = 0; r < kR; ++r)
-        for (int v = 0; v < kV; ++v)
-            c[r][v] = t.accumulate ? hn::LoadU(di, acc + r * acc_ld + int64_t(v * L)) : hn::Zero(di);
+    ANVIL_HWY_ROWS(ANVIL_LP_DECLARE_ACC)
 
     const uint8_t *a_rows[kR];
     for (int r = 0; r < kR; ++r) a_rows[r] = t.a + r * t.a_rs;
@@ -184,51 +260,59 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
     // A0*B0 + A2*B2 per dword, of the odd pair A1*B1 + A3*B3.
     const hn::Repartition<int16_t, DI> d16;
     const hn::RebindToUnsigned<decltype(d16)> du16;
+    using V16 = hn::Vec<decltype(d16)>;
     for (int64_t g = 0; g < kg; ++g) {
-        hn::Vec<decltype(d16)> be[kV], bo[kV];
-        for (int v = 0; v < kV; ++v) {
-            const auto b16 = hn::BitCast(d16, LoadDwords(du, bg + v * L * lowp::kGroupBytes));
-            be[v] = hn::ShiftRight<8>(hn::ShiftLeft<8>(b16));
-            bo[v] = hn::ShiftRight<8>(b16);
-        }
-        for (int r = 0; r < kR; ++r) {
-            // Logical shifts of the 16-bit lanes: no mask register needed.
-            const auto au = hn::BitCast(du16, hn::Set(du, LoadDword(a_rows[r] + g * lowp::kGroupBytes)));
-            const auto ae = hn::BitCast(d16, hn::ShiftRight<8>(hn::ShiftLeft<8>(au)));
-            const auto ao = hn::BitCast(d16, hn::ShiftRight<8>(au));
-            for (int v = 0; v < kV; ++v) {
-                VI unused = hn::Zero(di);  // x86: the result is sum0 + vpmaddwd
-                c[r][v] = hn::ReorderWidenMulAccumulate(di, ae, be[v], c[r][v], unused);
-                c[r][v] = hn::ReorderWidenMulAccumulate(di, ao, bo[v], c[r][v], unused);
-            }
-        }
+        // Even (be_v) and odd (bo_v) bytes of B's column vector v.
+        const V16 b16_0 = hn::BitCast(d16, LoadDwords(du, bg));
+        const V16 b16_1 =
+            kV > 1 ? hn::BitCast(d16, LoadDwords(du, bg + L * lowp::kGroupBytes)) : b16_0;
+        const V16 be_0 = hn::ShiftRight<8>(hn::ShiftLeft<8>(b16_0));
+        const V16 bo_0 = hn::ShiftRight<8>(b16_0);
+        const V16 be_1 = hn::ShiftRight<8>(hn::ShiftLeft<8>(b16_1));
+        const V16 bo_1 = hn::ShiftRight<8>(b16_1);
+        // Logical shifts of A's 16-bit lanes: no mask register needed.
+#define ANVIL_LP_ROW(r)                                                           \
+    if constexpr (r < kR) {                                                       \
+        const uint32_t ad = LoadDword(a_rows[r] + g * lowp::kGroupBytes);         \
+        const auto au = hn::BitCast(du16, hn::Set(du, ad));                       \
+        const V16 ae = hn::BitCast(d16, hn::ShiftRight<8>(hn::ShiftLeft<8>(au))); \
+        const V16 ao = hn::BitCast(d16, hn::ShiftRight<8>(au));                   \
+        PairwiseMulAdd(d, ae, ao, be_0, bo_0, c##r##_0);                          \
+        if constexpr (kV > 1) PairwiseMulAdd(d, ae, ao, be_1, bo_1, c##r##_1);    \
+    }
+        ANVIL_HWY_ROWS(ANVIL_LP_ROW)
+#undef ANVIL_LP_ROW
         bg += b_ld;
     }
 #else
-    // Byte t of each dword sign-extended in its own int32 lane.
     for (int64_t g = 0; g < kg; ++g) {
-        VI bt[4][kV];
-        for (int v = 0; v < kV; ++v) {
-            const VU bu = LoadDwords(du, bg + v * L * lowp::kGroupBytes);
-            bt[0][v] = hn::ShiftRight<24>(hn::BitCast(di, hn::ShiftLeft<24>(bu)));
-            bt[1][v] = hn::ShiftRight<24>(hn::BitCast(di, hn::ShiftLeft<16>(bu)));
-            bt[2][v] = hn::ShiftRight<24>(hn::BitCast(di, hn::ShiftLeft<8>(bu)));
-            bt[3][v] = hn::ShiftRight<24>(hn::BitCast(di, bu));
-        }
-        for (int r = 0; r < kR; ++r) {
-            const uint32_t ad = LoadDword(a_rows[r] + g * lowp::kGroupBytes);
-            for (int k = 0; k < 4; ++k) {
-                const VI ak = hn::Set(di, int32_t((ad >> (8 * k)) & 0xFFu));
-                for (int v = 0; v < kV; ++v) c[r][v] = hn::Add(c[r][v], hn::Mul(ak, bt[k][v]));
-            }
-        }
+        // Byte k of each dword of B's column vector v (btk_v), sign-extended
+        // in its own int32 lane.
+        const VU bu_0 = LoadDwords(du, bg);
+        const VU bu_1 = kV > 1 ? LoadDwords(du, bg + L * lowp::kGroupBytes) : bu_0;
+        const VI bt0_0 = SignedByte<0>(d, bu_0), bt1_0 = SignedByte<1>(d, bu_0);
+        const VI bt2_0 = SignedByte<2>(d, bu_0), bt3_0 = SignedByte<3>(d, bu_0);
+        const VI bt0_1 = SignedByte<0>(d, bu_1), bt1_1 = SignedByte<1>(d, bu_1);
+        const VI bt2_1 = SignedByte<2>(d, bu_1), bt3_1 = SignedByte<3>(d, bu_1);
+#define ANVIL_LP_ROW(r)                                                       \
+    if constexpr (r < kR) {                                                   \
+        const uint32_t ad = LoadDword(a_rows[r] + g * lowp::kGroupBytes);     \
+        MulAdd<kV>(UnsignedByte<0>(d, ad), bt0_0, bt0_1, c##r##_0, c##r##_1); \
+        MulAdd<kV>(UnsignedByte<1>(d, ad), bt1_0, bt1_1, c##r##_0, c##r##_1); \
+        MulAdd<kV>(UnsignedByte<2>(d, ad), bt2_0, bt2_1, c##r##_0, c##r##_1); \
+        MulAdd<kV>(UnsignedByte<3>(d, ad), bt3_0, bt3_1, c##r##_0, c##r##_1); \
+    }
+        ANVIL_HWY_ROWS(ANVIL_LP_ROW)
+#undef ANVIL_LP_ROW
         bg += b_ld;
     }
 #endif
 
-    for (int r = 0; r < kR; ++r)
-        for (int v = 0; v < kV; ++v) hn::StoreU(c[r][v], di, acc + r * acc_ld + int64_t(v * L));
+    ANVIL_HWY_ROWS(ANVIL_LP_STORE_ACC)
 }
+
+#undef ANVIL_LP_DECLARE_ACC
+#undef ANVIL_LP_STORE_ACC
 
 // --------------------------------------------------------------- kernels
 using TileFn = void (*)(const TileArgs &);
@@ -456,7 +540,7 @@ int64_t supported_once() {
 // The target the conversions run now (read without freezing the cap, as
 // highway_backend() does); null only if no target is usable at all.
 const hwy_lp_target *current_target() {
-    const hwy_lp_backend_t *b = best_for(supported_once(), cpu::effective_tier(false));
+    const hwy_lp_backend_t *b = best_for(supported_once(), cpu::dispatch_tier(false));
     return b ? &b->target() : nullptr;
 }
 
@@ -485,7 +569,7 @@ const lowp::lp_backend *highway_lp_backend_for(int64_t supported, anvil_isa_t ti
 namespace anvil::lowp {
 
 const lp_backend *highway_lp_backend() {
-    return fallback::lp::best_for(fallback::lp::supported_once(), cpu::effective_tier(false));
+    return fallback::lp::best_for(fallback::lp::supported_once(), cpu::dispatch_tier(false));
 }
 
 void convert_f32_to_bf16(const float *src, uint16_t *dst, int64_t n) {

@@ -155,11 +155,9 @@ void ScaleBias(float *x, int64_t n, const float *scales, bool per_n, const float
 // each rounded); finally 2^n as two exact power-of-two factors, both
 // normal: p * 2^n1 is exact.  Measured: within 1 ulp of exp
 // (docs/postops.md).
-struct ExpParts {
-    V m, s2;
-};
-
-HWY_INLINE ExpParts ExpSplit(V x) {
+// The two parts come back through a reference, not a struct: SVE vectors
+// cannot be struct members.
+HWY_INLINE V ExpSplit(V x, V &s2_out) {
     const D d;
     const DI di;
     x = hn::IfThenZeroElse(hn::IsNaN(x), x);  // keeps the int conversion defined
@@ -190,13 +188,14 @@ HWY_INLINE ExpParts ExpSplit(V x) {
     const VI n2 = hn::Sub(n, n1);
     const VI bias = hn::Set(di, 127);
     const V s1 = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(n1, bias)));
-    const V s2 = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(n2, bias)));
-    return {hn::Mul(p, s1), s2};
+    s2_out = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(n2, bias)));
+    return hn::Mul(p, s1);
 }
 
 HWY_INLINE V Exp(V x) {
-    const ExpParts e = ExpSplit(x);
-    return hn::Mul(e.m, e.s2);
+    V s2 = hn::Zero(D());  // set by ExpSplit
+    const V m = ExpSplit(x, s2);
+    return hn::Mul(m, s2);
 }
 
 // The NaN lanes of x, unchanged (payload and sign kept), into y.
@@ -214,18 +213,19 @@ constexpr float kNegClamp = -200.0f;
 HWY_INLINE V MulSigmoid(V x, V t, float exp_floor = -172.0f) {
     const D d;
     const V neg_abs_t = hn::Neg(hn::Abs(t));
-    const ExpParts ep = ExpSplit(hn::Max(neg_abs_t, hn::Set(d, exp_floor)));
-    const V den = hn::Add(hn::Set(d, 1.0f), hn::Mul(ep.m, ep.s2));
+    V ep_s2 = hn::Zero(D());  // set by ExpSplit
+    const V ep_m = ExpSplit(hn::Max(neg_abs_t, hn::Set(d, exp_floor)), ep_s2);
+    const V den = hn::Add(hn::Set(d, 1.0f), hn::Mul(ep_m, ep_s2));
     const V xc = hn::Max(x, hn::Set(d, kNegClamp));
     // One division for both branches (half the divider work); each lane
     // still computes exactly its branch's operations, so the bits are
     // those of the two-branch form.
     const auto is_neg = hn::Lt(x, hn::Zero(d));
-    const V q = hn::Div(hn::IfThenElse(is_neg, hn::Mul(xc, ep.m), x), den);
+    const V q = hn::Div(hn::IfThenElse(is_neg, hn::Mul(xc, ep_m), x), den);
     // Below the floor the true x * sigmoid(t) (x < 0) is under
     // 200 * exp(floor): the result is -0, the limit.
     const V neg = hn::IfThenElse(hn::Lt(neg_abs_t, hn::Set(d, exp_floor)), hn::Set(d, -0.0f),
-                                 hn::Mul(q, ep.s2));
+                                 hn::Mul(q, ep_s2));
     return KeepNaN(x, hn::IfThenElse(is_neg, neg, q));
 }
 
@@ -235,11 +235,12 @@ HWY_INLINE V MulSigmoid(V x, V t, float exp_floor = -172.0f) {
 HWY_INLINE V Sigmoid(V x) {
     const D d;
     const V one = hn::Set(d, 1.0f);
-    const ExpParts ep = ExpSplit(hn::Neg(hn::Abs(x)));
-    const V den = hn::Add(one, hn::Mul(ep.m, ep.s2));
+    V ep_s2 = hn::Zero(D());  // set by ExpSplit
+    const V ep_m = ExpSplit(hn::Neg(hn::Abs(x)), ep_s2);
+    const V den = hn::Add(one, hn::Mul(ep_m, ep_s2));
     const auto is_neg = hn::Lt(x, hn::Zero(d));
-    const V q = hn::Div(hn::IfThenElse(is_neg, ep.m, one), den);  // one division
-    return KeepNaN(x, hn::IfThenElse(is_neg, hn::Mul(q, ep.s2), q));
+    const V q = hn::Div(hn::IfThenElse(is_neg, ep_m, one), den);  // one division
+    return KeepNaN(x, hn::IfThenElse(is_neg, hn::Mul(q, ep_s2), q));
 }
 
 // tanh(x).  |x| < 0.625: the [5/6] Pade approximant from Lambert's
@@ -318,12 +319,13 @@ HWY_INLINE V GeluErf(V x) {
     // Floored at -80 as in GeluTanh (no subnormal products; the results
     // there are below 1e-33, inside the documented 2^-26 absolute bound).
     const V arg = hn::Sub(p, z2);
-    const ExpParts ep = ExpSplit(hn::Max(arg, hn::Set(d, -80.0f)));
+    V ep_s2 = hn::Zero(D());  // set by ExpSplit
+    const V ep_m = ExpSplit(hn::Max(arg, hn::Set(d, -80.0f)), ep_s2);
     const V hx = hn::Mul(half, hn::Max(x, hn::Set(d, kNegClamp)));  // 0.5 x (clamped)
     // Below the floor (x < -12.6) the result is -0, its limit.
     const V neg = hn::IfThenElse(hn::Lt(arg, hn::Set(d, -80.0f)), hn::Set(d, -0.0f),
-                                 hn::Mul(hn::Mul(hn::Mul(hx, t), ep.m), ep.s2));
-    const V erfc = hn::Mul(t, hn::Mul(ep.m, ep.s2));
+                                 hn::Mul(hn::Mul(hn::Mul(hx, t), ep_m), ep_s2));
+    const V erfc = hn::Mul(t, hn::Mul(ep_m, ep_s2));
     const V pos = hn::Mul(x, hn::Sub(one, hn::Mul(half, erfc)));
     return KeepNaN(x, hn::IfThenElse(hn::Lt(x, hn::Zero(d)), neg, pos));
 }
@@ -706,7 +708,7 @@ const hwy_postops_target *target_for(anvil_isa_t tier) {
 
 // The cap is read without freezing it, as highway_backend() does: the
 // matmul driver has frozen it already.
-const hwy_postops_target *current() { return target_for(cpu::effective_tier(false)); }
+const hwy_postops_target *current() { return target_for(cpu::dispatch_tier(false)); }
 
 }  // namespace
 }  // namespace pp

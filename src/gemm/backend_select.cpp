@@ -1,5 +1,6 @@
 // Picks the backend for the effective ISA: JIT from avx512_core up, Highway
-// for avx2 (and any non-x86 CPU), scalar when capped to scalar.
+// for avx2 (and any non-x86 CPU), scalar when capped to scalar
+// (cpu::dispatch_tier).
 #include "cpu/isa.h"
 #include "gemm/backend.h"
 
@@ -21,12 +22,11 @@ const backend *backend_for_tier(anvil_isa_t tier) {
 }
 
 const backend &select_backend() {
-    const anvil_isa_t t = cpu::effective_tier();
+    const anvil_isa_t t = cpu::dispatch_tier();
     if (t >= anvil_isa_avx512_core)
         if (const backend *b = jit_avx512_backend()) return *b;
-    if (t >= anvil_isa_avx2 || !cpu::info().detected)
-        if (t != anvil_isa_scalar)
-            if (const backend *b = highway_backend()) return *b;
+    if (t >= anvil_isa_avx2)
+        if (const backend *b = highway_backend()) return *b;
     return *scalar_backend();
 }
 

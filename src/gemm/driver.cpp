@@ -421,16 +421,27 @@ bool run_block(const sgemm_problem &p, const call_setup &setup, const block_rang
                     if (bbuf) return bbuf + q * kcur * nr;
                     return p.B + pc * p.ldb + j0;
                 };
-                args.b_ld = (prepacked || bbuf) ? nr : p.ldb;
+                const bool b_in_place = !prepacked && !bbuf;
+                args.b_ld = b_in_place ? p.ldb : nr;
                 for (int64_t q = 0; q < panels; ++q) {
                     const int64_t j0 = jc + q * nr;
                     args.n = std::min<int64_t>(nr, jc + ncur - j0);
                     args.b = b_block(q);
                     // Tile 0 brings this panel's block into L1; the others
-                    // prefetch the next panel's block meanwhile.
+                    // prefetch the next panel's block meanwhile.  B read in
+                    // place comes from memory: there tile 0 prefetches the
+                    // next block too (the next panel, or after the last one
+                    // the first of the next K block), a whole call ahead,
+                    // instead of its own rows a few ahead (measured on Zen 5,
+                    // M = 1..4 in place: +20-30% for the JIT and Highway).
                     const float *next = q + 1 < panels ? b_block(q + 1) : nullptr;
+                    const float *next0 = nullptr;
+                    if (b_in_place)
+                        next0 = next                   ? next
+                                : pc + blk.kc < p.K ? p.B + (pc + blk.kc) * p.ldb + jc
+                                                    : nullptr;
                     for (int64_t t = 0; t < rt.count; ++t) {
-                        args.b_next = t == 0 ? nullptr : next;
+                        args.b_next = t == 0 ? next0 : next;
                         const int64_t row0 = i0 + rt.start(t);
                         args.m = rt.height(t);
                         set_a_tile(p, row0, args.m, pc, kcur,

@@ -12,7 +12,7 @@ const lp_backend &select_lp_backend(lp_kind kind) {
         if (const lp_backend *b = jit_avx512_lp_backend(); b && b->supports(kind)) return *b;
     if (kind == lp_kind::u8s8 && (eff & (cpu::f_avx2 | cpu::f_avx2_vnni)) == (cpu::f_avx2 | cpu::f_avx2_vnni))
         if (const lp_backend *b = jit_avx2_vnni_lp_backend(); b && b->supports(kind)) return *b;
-    if (cpu::effective_tier() != anvil_isa_scalar || !cpu::info().detected)
+    if (cpu::dispatch_tier() != anvil_isa_scalar)
         if (const lp_backend *b = highway_lp_backend(); b && b->supports(kind)) return *b;
     return *scalar_lp_backend();
 }
