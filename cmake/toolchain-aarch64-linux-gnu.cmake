@@ -24,6 +24,11 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 
 find_program(ANVIL_QEMU_AARCH64 qemu-aarch64-static)
 if(ANVIL_QEMU_AARCH64)
-  # -L: where the emulated dynamic loader and libc are found.
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${ANVIL_QEMU_AARCH64} -L /usr/aarch64-linux-gnu)
+  # -L: where the emulated dynamic loader and libc are found.  The loader
+  # would still read the host's /etc/ld.so.cache, which names the multiarch
+  # libc6:arm64 (another build of glibc than the cross libc the loader comes
+  # from); mixing the two makes pthread_create spin forever.  LD_LIBRARY_PATH
+  # (a guest path, resolved under -L) keeps every library on the cross side.
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${ANVIL_QEMU_AARCH64} -L /usr/aarch64-linux-gnu
+      -E LD_LIBRARY_PATH=/lib)
 endif()
