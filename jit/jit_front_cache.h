@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cache/kernel_cache.h"
+#include "common/jit_state.h"
 #include "jit/jit_generator.h"  // Xbyak (its Error type)
 
 namespace anvil::jit {
@@ -76,7 +77,8 @@ anvil_status_t cached_kernel(front_cache &front, const Desc &d, const char *key_
             try {
                 Gen gen(d);
                 return gen.finalize(Gen::kernel_name(d), made);
-            } catch (const Xbyak::Error &) {
+            } catch (const Xbyak::Error &e) {
+                jit_state::report_failure(Gen::kernel_name(d), e.what());
                 return anvil_jit_error;
             } catch (const std::bad_alloc &) {
                 return anvil_out_of_memory;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/env.h"
+#include "common/jit_state.h"
 #include "common/verbose.h"
 
 namespace anvil::jit {
@@ -78,14 +79,18 @@ anvil_status_t jit_generator::finalize(const std::string &name, cache::kernel_pt
     const long page = sysconf(_SC_PAGESIZE);
     const size_t map_bytes = (code_bytes + size_t(page) - 1) / size_t(page) * size_t(page);
     void *mem = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) return anvil_jit_error;
-    std::memcpy(mem, getCode(), code_bytes);
-    if (mprotect(mem, map_bytes, PROT_READ | PROT_EXEC) != 0) {
-        munmap(mem, map_bytes);
-        if (verbose::level() >= 1)
-            verbose::emit("jit,error=mprotect_exec_refused,kernel=" + name);
+    if (mem == MAP_FAILED) {
+        jit_state::report_failure(name, "mmap_failed");
         return anvil_jit_error;
     }
+    std::memcpy(mem, getCode(), code_bytes);
+    jit_state::notify(jit_state::stage::written, mem, code_bytes);
+    if (jit_state::refuse_exec_for_test() || mprotect(mem, map_bytes, PROT_READ | PROT_EXEC) != 0) {
+        munmap(mem, map_bytes);
+        jit_state::report_failure(name, "mprotect_exec_refused");
+        return anvil_jit_error;
+    }
+    jit_state::notify(jit_state::stage::sealed, mem, code_bytes);
     const env::settings &s = env::get();
     if (s.jit_dump) dump_code(name, getCode(), code_bytes);
     if (s.jit_profile == "perf") append_perf_map(mem, code_bytes, name);

@@ -60,7 +60,8 @@ private:
                 try {
                     jit::jit_sgemm_avx512 gen(d);
                     return gen.finalize(jit::jit_sgemm_avx512::kernel_name(d), made);
-                } catch (const Xbyak::Error &) {
+                } catch (const Xbyak::Error &e) {
+                    jit_state::report_failure(jit::jit_sgemm_avx512::kernel_name(d), e.what());
                     return anvil_jit_error;
                 } catch (const std::bad_alloc &) {
                     return anvil_out_of_memory;

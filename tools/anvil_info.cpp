@@ -131,6 +131,17 @@ void describe_machine() {
                     "evictions %lld, generation %.3f ms\n",
                     (long long)cs.capacity, (long long)cs.size, (long long)cs.hits,
                     (long long)cs.misses, (long long)cs.evictions, cs.generation_seconds * 1e3);
+    std::printf("jit:            %s; on failure: %s (ANVIL_JIT_ON_FAILURE)\n",
+                anvil_jit_enabled() ? "enabled" : "off (no JIT tier under the cap, or turned off by a failure)",
+                anvil_get_jit_failure_policy() == anvil_jit_failure_error ? "return anvil_jit_error"
+                                                                          : "fall back to Highway/scalar");
+    anvil_memory_stats_t ms{};
+    if (anvil_get_memory_stats(&ms) == anvil_success) {
+        if (ms.cap > 0)
+            std::printf("memory cap:     %s (ANVIL_MEMORY_CAP)\n", bytes_str(ms.cap).c_str());
+        else
+            std::printf("memory cap:     none (ANVIL_MEMORY_CAP unset)\n");
+    }
 }
 
 }  // namespace

@@ -113,6 +113,52 @@ ANVIL_API anvil_status_t anvil_get_kernel_cache_stats(anvil_cache_stats_t *stats
 /* Drops every cached kernel not in use (counters are kept). */
 ANVIL_API anvil_status_t anvil_clear_kernel_cache(void);
 
+/* What anvil does when the system refuses to map JIT code (no executable
+ * mappings allowed, mmap failure) or a kernel cannot be generated.
+ * fallback (default; ANVIL_JIT_ON_FAILURE=fallback): the JIT is off for the
+ *   rest of the process and the call, like every later one, runs on the
+ *   Highway or scalar kernels.  The one exception is a gemm plan whose packed
+ *   B was laid out for the JIT: when no other backend reads that layout its
+ *   execute returns anvil_jit_error (make a new plan and repack).
+ * error (ANVIL_JIT_ON_FAILURE=error): the call returns anvil_jit_error and
+ *   writes nothing; later calls try the JIT again.
+ * ANVIL_VERBOSE=1 prints a "jit,error=..." line naming the kernel and the
+ * action taken. */
+typedef enum anvil_jit_failure_policy {
+    anvil_jit_failure_fallback = 0,
+    anvil_jit_failure_error = 1
+} anvil_jit_failure_policy_t;
+ANVIL_API anvil_status_t anvil_set_jit_failure_policy(anvil_jit_failure_policy_t policy);
+ANVIL_API anvil_jit_failure_policy_t anvil_get_jit_failure_policy(void);
+/* 1 while anvil may generate JIT code (an x86-64 build, a CPU with a JIT
+ * tier allowed by the ISA cap, and no generation failure under the fallback
+ * policy), else 0. */
+ANVIL_API int anvil_jit_enabled(void);
+
+/* --------------------------------------------------------------- memory */
+
+typedef struct anvil_memory_stats {
+    int64_t cap;     /* bytes; 0 = no cap */
+    int64_t in_use;  /* bytes anvil holds now in counted buffers */
+    int64_t peak;    /* highest in_use so far */
+} anvil_memory_stats_t;
+
+/* Caps the memory anvil allocates for buffers whose size follows from a
+ * problem's sizes -- packing scratch, accumulator slots, padded activation
+ * views, weights packed into library-owned memory -- summed over all
+ * threads, and the size of any packed-weights buffer a *_packed_*_size
+ * query or pack call accepts.  A call that would go over returns
+ * anvil_out_of_memory, allocates nothing more and writes nothing.  0 (the
+ * default) is no cap; ANVIL_MEMORY_CAP=<bytes>[K|M|G] sets it at start-up.
+ * Small fixed-size objects (handles, cache entries, JIT code pages) are not
+ * counted.  Per-thread scratch is kept for reuse until the thread exits or
+ * calls anvil_release_thread_scratch. */
+ANVIL_API anvil_status_t anvil_set_memory_cap(int64_t bytes);
+ANVIL_API anvil_status_t anvil_get_memory_stats(anvil_memory_stats_t *stats);
+/* Frees the calling thread's scratch buffers (they are made again on the
+ * next call that needs them). */
+ANVIL_API anvil_status_t anvil_release_thread_scratch(void);
+
 /* ----------------------------------------------------------- fp32 GEMM */
 
 /* C = alpha * op(A) * op(B) + beta * C with exactly dnnl_sgemm's semantics.

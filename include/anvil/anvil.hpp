@@ -121,6 +121,25 @@ inline cache_stats kernel_cache_stats() {
 }
 inline void clear_kernel_cache() { check(anvil_clear_kernel_cache(), "anvil_clear_kernel_cache"); }
 
+// ------------------------------------------------- JIT failure and memory
+
+inline void set_jit_failure_policy(anvil_jit_failure_policy_t policy) {
+    check(anvil_set_jit_failure_policy(policy), "anvil_set_jit_failure_policy");
+}
+inline anvil_jit_failure_policy_t jit_failure_policy() noexcept { return anvil_get_jit_failure_policy(); }
+inline bool jit_enabled() noexcept { return anvil_jit_enabled() != 0; }
+
+using memory_stats = anvil_memory_stats_t;
+
+// 0: no cap (see anvil_set_memory_cap).
+inline void set_memory_cap(std::int64_t bytes) { check(anvil_set_memory_cap(bytes), "anvil_set_memory_cap"); }
+inline memory_stats get_memory_stats() {
+    memory_stats s{};
+    check(anvil_get_memory_stats(&s), "anvil_get_memory_stats");
+    return s;
+}
+inline void release_thread_scratch() { check(anvil_release_thread_scratch(), "anvil_release_thread_scratch"); }
+
 // ---------------------------------------------------------------- fp32 GEMM
 
 // C = alpha * op(A) * op(B) + beta * C, row-major, transa/transb 'N' or 'T'

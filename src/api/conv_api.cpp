@@ -8,6 +8,8 @@
 
 #include "anvil/anvil.h"
 #include "api/post_op_map.h"
+#include "common/memory.h"
+#include "common/jit_state.h"
 #include "common/verbose.h"
 #include "conv/conv_dw.h"
 #include "conv/conv_gemm.h"
@@ -170,10 +172,17 @@ anvil_status_t anvil_conv2d_create(anvil_conv2d_t *conv, const anvil_conv2d_desc
             ch.ops.push_back(op);
             c->num_binary += op.is_binary;
         }
-        if (dw)
-            st = conv::prepare_conv_dw_kernels(c->plan, c->chain, d.src_zero_point, &c->dw_kernels);
-        else
-            st = conv::prepare_conv_gemm_kernels(c->plan, c->chain, &c->gemm_kernels);
+        auto prepare = [&] {
+            c->dw_kernels = conv::conv_dw_kernels{};
+            c->gemm_kernels = conv::conv_gemm_kernels{};
+            return dw ? conv::prepare_conv_dw_kernels(c->plan, c->chain, d.src_zero_point, &c->dw_kernels)
+                      : conv::prepare_conv_gemm_kernels(c->plan, c->chain, &c->gemm_kernels);
+        };
+        st = prepare();
+        // The JIT was turned off by a failure: the kernels come from Highway
+        // or scalar code instead (the packed weights' layout does not depend
+        // on the backend).
+        if (jit_state::retry_without_jit(st)) st = prepare();
         if (st != anvil_success) return st;
         c->packed_bytes = int64_t(sizeof(packed_header)) + c->plan.weights_bytes;
         c->name = describe(*c);
@@ -187,6 +196,7 @@ anvil_status_t anvil_conv2d_create(anvil_conv2d_t *conv, const anvil_conv2d_desc
 anvil_status_t anvil_conv2d_packed_weights_size(anvil_conv2d_t conv, size_t *bytes) {
     if (!conv) return anvil_invalid_handle;
     if (!bytes) return anvil_null_pointer;
+    if (!anvil::mem::fits_cap(conv->packed_bytes)) return anvil_out_of_memory;
     *bytes = size_t(conv->packed_bytes);
     return anvil_success;
 }
@@ -198,6 +208,7 @@ anvil_status_t anvil_conv2d_pack_weights(anvil_conv2d_t conv, const void *weight
     const int lay = api::enum_value(layout);
     if (lay != anvil_conv_weights_oihw && lay != anvil_conv_weights_hwio) return anvil_invalid_argument;
     if (reinterpret_cast<uintptr_t>(packed) % 4 != 0) return anvil_invalid_argument;
+    if (!anvil::mem::fits_cap(conv->packed_bytes)) return anvil_out_of_memory;
     auto *out = static_cast<uint8_t *>(packed);
     const conv::conv_plan &p = conv->plan;
     anvil_status_t st = conv::pack_conv_weights(p, conv->d.wei_dt, weights,

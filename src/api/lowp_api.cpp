@@ -3,6 +3,7 @@
 
 #include "anvil/anvil.h"
 #include "api/validate.h"
+#include "common/jit_state.h"
 #include "common/verbose.h"
 #include "lowp/bf16_convert.h"
 #include "lowp/lp_driver.h"
@@ -25,11 +26,15 @@ void log_exec(const char *dt, char ta, char tb, int64_t M, int64_t N, int64_t K,
 
 anvil_status_t run_logged(const char *dt, char ta, char tb, const lowp::lp_problem &p,
                           const lowp::lp_epilogue &epi) {
-    const lowp::lp_backend &be = lowp::select_lp_backend(p.kind);
+    const lowp::lp_backend *be = &lowp::select_lp_backend(p.kind);
     const int vl = verbose::level();
     const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
-    const anvil_status_t st = lowp::run_lp_gemm(be, p, epi);
-    if (vl >= 2) log_exec(dt, ta, tb, p.M, p.N, p.K, be, st, t0);
+    anvil_status_t st = lowp::run_lp_gemm(*be, p, epi);
+    if (jit_state::retry_without_jit(st)) {  // nothing was written: run it again without the JIT
+        be = &lowp::select_lp_backend(p.kind);
+        st = lowp::run_lp_gemm(*be, p, epi);
+    }
+    if (vl >= 2) log_exec(dt, ta, tb, p.M, p.N, p.K, *be, st, t0);
     return st;
 }
 

@@ -9,6 +9,8 @@
 #include "anvil/anvil.h"
 #include "api/post_op_map.h"
 #include "api/validate.h"
+#include "common/memory.h"
+#include "common/jit_state.h"
 #include "common/verbose.h"
 #include "lowp/chain_epilogue.h"
 #include "lowp/lp_driver.h"
@@ -124,6 +126,7 @@ anvil_status_t anvil_matmul_create(anvil_matmul_t *matmul, const anvil_matmul_de
 anvil_status_t anvil_matmul_packed_weights_size(anvil_matmul_t matmul, size_t *bytes) {
     if (!matmul) return anvil_invalid_handle;
     if (!bytes) return anvil_null_pointer;
+    if (!anvil::mem::fits_cap(matmul->packed_bytes)) return anvil_out_of_memory;
     *bytes = size_t(matmul->packed_bytes);
     return anvil_success;
 }
@@ -134,6 +137,7 @@ anvil_status_t anvil_matmul_pack_weights(anvil_matmul_t matmul, const void *B, v
     const anvil_matmul_desc_t &d = matmul->d;
     if (!B && d.K > 0 && d.N > 0) return anvil_null_pointer;
     if (reinterpret_cast<uintptr_t>(packed) % 4 != 0) return anvil_invalid_argument;
+    if (!anvil::mem::fits_cap(matmul->packed_bytes)) return anvil_out_of_memory;
     auto *out = static_cast<uint8_t *>(packed);
     packed_header h{};
     std::memcpy(h.magic, kMagic, sizeof(kMagic));
@@ -193,8 +197,10 @@ anvil_status_t anvil_matmul_execute(anvil_matmul_t matmul, const void *A, const 
     p.packed_colsum = matmul->colsum_bytes ? reinterpret_cast<const int32_t *>(base + h.panel_bytes) : nullptr;
     p.zero_product = d.K == 0;
     lowp::chain_epilogue epi(matmul->chain, C, d.ldc, srcs);
-    const lowp::lp_backend &be = lowp::select_lp_backend(p.kind);
-    return lowp::run_lp_gemm(be, p, epi);
+    anvil_status_t st = lowp::run_lp_gemm(lowp::select_lp_backend(p.kind), p, epi);
+    if (anvil::jit_state::retry_without_jit(st))  // nothing was written: again without the JIT
+        st = lowp::run_lp_gemm(lowp::select_lp_backend(p.kind), p, epi);
+    return st;
 }
 
 anvil_status_t anvil_matmul_destroy(anvil_matmul_t matmul) {

@@ -6,6 +6,8 @@
 
 #include "anvil/anvil.h"
 #include "api/validate.h"
+#include "common/memory.h"
+#include "common/jit_state.h"
 #include "common/verbose.h"
 #include "gemm/backend.h"
 #include "gemm/driver.h"
@@ -112,6 +114,7 @@ anvil_status_t anvil_gemm_plan_create(anvil_gemm_plan_t *plan, char transa, char
 anvil_status_t anvil_gemm_plan_packed_b_size(anvil_gemm_plan_t plan, size_t *bytes) {
     if (!valid(plan)) return anvil_invalid_handle;
     if (!bytes) return anvil_null_pointer;
+    if (!anvil::mem::fits_cap(int64_t(plan->packed_bytes))) return anvil_out_of_memory;
     *bytes = plan->packed_bytes;
     return anvil_success;
 }
@@ -120,16 +123,17 @@ anvil_status_t anvil_gemm_plan_pack_b(anvil_gemm_plan_t plan, const float *B, vo
     if (!valid(plan)) return anvil_invalid_handle;
     if (!packed_b || (!B && plan->N > 0 && plan->K > 0)) return anvil_null_pointer;
     if (!float_aligned(packed_b)) return anvil_invalid_argument;
+    if (!anvil::mem::fits_cap(int64_t(plan->packed_bytes))) return anvil_out_of_memory;
     return pack_into(plan, B, packed_b);
 }
 
 anvil_status_t anvil_gemm_plan_pack_b_owned(anvil_gemm_plan_t plan, const float *B) {
     if (!valid(plan)) return anvil_invalid_handle;
     if (!B && plan->N > 0 && plan->K > 0) return anvil_null_pointer;
-    void *buf = std::aligned_alloc(64, (plan->packed_bytes + 63) / 64 * 64);
+    void *buf = anvil::mem::allocate(int64_t(plan->packed_bytes));
     if (!buf) return anvil_out_of_memory;
     pack_into(plan, B, buf);
-    std::free(plan->owned);
+    anvil::mem::release(plan->owned, int64_t(plan->packed_bytes));
     plan->owned = buf;
     return anvil_success;
 }
@@ -161,12 +165,25 @@ anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan, float alpha, cons
     p.ldc = plan->ldc;
     const int vl = verbose::level();
     const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
-    anvil_status_t st = gemm::run_sgemm(*plan->be, p);
+    const gemm::backend *be = plan->be;
+    anvil_status_t st = gemm::run_sgemm(*be, p);
+    if (jit_state::retry_without_jit(st)) {
+        // The JIT is off now.  B stays in the plan's layout: a backend that
+        // reads panels of the same width runs the call (nothing was written
+        // yet); without one the status stays anvil_jit_error.
+        if (const gemm::backend *alt = gemm::non_jit_backend_with_nr(be->nr())) {
+            be = alt;
+            st = gemm::run_sgemm(*be, p);
+        } else if (vl >= 1) {
+            verbose::emit("jit,error=plan_layout_needs_jit,op=gemm_plan,nr=" + std::to_string(be->nr()) +
+                          ",action=return_jit_error_repack_with_a_new_plan");
+        }
+    }
     if (vl >= 2)
         verbose::emit("exec,op=gemm_plan,dt=f32,trans=" + std::string(1, plan->ta ? 'T' : 'N') +
                       std::string(1, plan->tb ? 'T' : 'N') + ",shape=" + std::to_string(p.M) +
                       "x" + std::to_string(p.N) + "x" + std::to_string(p.K) +
-                      ",backend=" + plan->be->name() + ",status=" + anvil_status_str(st) +
+                      ",backend=" + be->name() + ",status=" + anvil_status_str(st) +
                       ",time_us=" + std::to_string((verbose::now_seconds() - t0) * 1e6));
     return st;
 }
@@ -174,7 +191,7 @@ anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan, float alpha, cons
 anvil_status_t anvil_gemm_plan_destroy(anvil_gemm_plan_t plan) {
     if (!plan) return anvil_success;
     if (!valid(plan)) return anvil_invalid_handle;
-    std::free(plan->owned);
+    anvil::mem::release(plan->owned, int64_t(plan->packed_bytes));
     plan->magic = 0;
     delete plan;
     return anvil_success;

@@ -6,6 +6,7 @@
 
 #include "anvil/anvil.h"
 #include "api/validate.h"
+#include "common/jit_state.h"
 #include "common/verbose.h"
 #include "gemm/backend.h"
 #include "gemm/blocking.h"
@@ -48,10 +49,15 @@ anvil_status_t anvil_sgemm(char transa, char transb, int64_t M, int64_t N, int64
     p.ldb = ldb;
     p.C = C;
     p.ldc = ldc;
-    const gemm::backend &be = gemm::select_backend();
+    const gemm::backend *bp = &gemm::select_backend();
     const int vl = verbose::level();
     const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
-    st = gemm::run_sgemm(be, p);
+    st = gemm::run_sgemm(*bp, p);
+    if (jit_state::retry_without_jit(st)) {  // nothing was written: run it again without the JIT
+        bp = &gemm::select_backend();
+        st = gemm::run_sgemm(*bp, p);
+    }
+    const gemm::backend &be = *bp;
     if (vl >= 2) {
         const double us = (verbose::now_seconds() - t0) * 1e6;
         verbose::emit("exec,op=gemm,dt=f32," + shape_str(transa, transb, M, N, K) +

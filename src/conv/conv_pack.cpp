@@ -1,9 +1,9 @@
 #include "conv/conv_pack.h"
 
+#include <algorithm>
 #include <cstring>
-#include <new>
-#include <vector>
 
+#include "common/memory.h"
 #include "gemm/pack.h"
 #include "lowp/lp_ref.h"
 #include "lowp/lp_pack.h"
@@ -42,23 +42,23 @@ void pack_depthwise(const conv_plan &p, anvil_data_type_t wdt, const void *w,
 // + ic (rows of the channel padding are zero), then packed into panels.
 template <typename T>
 void pack_group(const conv_plan &p, const T *w, anvil_conv_weights_layout_t layout, int64_t grp,
-                std::vector<T> &mat, uint8_t *out) {
+                T *mat, uint8_t *out) {
     const conv_geom &g = p.g;
-    std::fill(mat.begin(), mat.end(), T(0));
+    std::fill(mat, mat + p.K * g.OCg, T(0));
     for (int64_t kh = 0; kh < g.KH; ++kh)
         for (int64_t kw = 0; kw < g.KW; ++kw)
             for (int64_t ic = 0; ic < g.ICg; ++ic) {
-                T *row = mat.data() + ((kh * g.KW + kw) * p.ICgp + ic) * g.OCg;
+                T *row = mat + ((kh * g.KW + kw) * p.ICgp + ic) * g.OCg;
                 for (int64_t o = 0; o < g.OCg; ++o)
                     row[o] = w[weight_index(g, layout, grp * g.OCg + o, ic, kh, kw)];
             }
     if (p.path == conv_path::gemm_f32) {
-        gemm::pack_b_panels(reinterpret_cast<const float *>(mat.data()), g.OCg, false, 0, p.K, 0,
+        gemm::pack_b_panels(reinterpret_cast<const float *>(mat), g.OCg, false, 0, p.K, 0,
                             g.OCg, kConvNR, reinterpret_cast<float *>(out));
         return;
     }
     int32_t *colsum = p.colsum_offset ? reinterpret_cast<int32_t *>(out + p.colsum_offset) : nullptr;
-    lowp::pack_b(p.lp, false, p.K, g.OCg, mat.data(), g.OCg, 0, p.np, out, colsum);
+    lowp::pack_b(p.lp, false, p.K, g.OCg, mat, g.OCg, 0, p.np, out, colsum);
 }
 
 }  // namespace
@@ -69,28 +69,23 @@ anvil_status_t pack_conv_weights(const conv_plan &p, anvil_data_type_t wdt, cons
         pack_depthwise(p, wdt, w, layout, out);
         return anvil_success;
     }
-    try {
-        const size_t elems = size_t(p.K * p.g.OCg);
-        if (wdt == anvil_dt_f32) {
-            std::vector<float> mat(elems);
-            std::memset(out, 0, size_t(p.weights_bytes));
-            for (int64_t grp = 0; grp < p.g.G; ++grp)
-                pack_group(p, static_cast<const float *>(w), layout, grp, mat, out + grp * p.group_bytes);
-        } else if (wdt == anvil_dt_bf16) {
-            std::vector<uint16_t> mat(elems);
-            std::memset(out, 0, size_t(p.weights_bytes));
-            for (int64_t grp = 0; grp < p.g.G; ++grp)
-                pack_group(p, static_cast<const uint16_t *>(w), layout, grp, mat,
-                           out + grp * p.group_bytes);
-        } else {
-            std::vector<int8_t> mat(elems);
-            std::memset(out, 0, size_t(p.weights_bytes));
-            for (int64_t grp = 0; grp < p.g.G; ++grp)
-                pack_group(p, static_cast<const int8_t *>(w), layout, grp, mat, out + grp * p.group_bytes);
-        }
-    } catch (const std::bad_alloc &) {
-        return anvil_out_of_memory;
+    // One group's plain matrix at a time, counted against the memory cap;
+    // taken before anything is written to `out`.
+    const int64_t elem_bytes = wdt == anvil_dt_f32 ? 4 : wdt == anvil_dt_bf16 ? 2 : 1;
+    const int64_t mat_bytes = p.K * p.g.OCg * elem_bytes;
+    void *mat = mem::allocate(mat_bytes);
+    if (!mat) return anvil_out_of_memory;
+    std::memset(out, 0, size_t(p.weights_bytes));
+    for (int64_t grp = 0; grp < p.g.G; ++grp) {
+        uint8_t *dst = out + grp * p.group_bytes;
+        if (wdt == anvil_dt_f32)
+            pack_group(p, static_cast<const float *>(w), layout, grp, static_cast<float *>(mat), dst);
+        else if (wdt == anvil_dt_bf16)
+            pack_group(p, static_cast<const uint16_t *>(w), layout, grp, static_cast<uint16_t *>(mat), dst);
+        else
+            pack_group(p, static_cast<const int8_t *>(w), layout, grp, static_cast<int8_t *>(mat), dst);
     }
+    mem::release(mat, mat_bytes);
     return anvil_success;
 }
 

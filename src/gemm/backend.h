@@ -45,6 +45,9 @@ public:
 const backend &select_backend();
 // A specific one, for tests and anvil-info; null when this CPU/build lacks it.
 const backend *backend_for_tier(anvil_isa_t tier);
+// The best backend that generates no code and packs B in panels `nr` wide
+// (a plan's packed B after the JIT was turned off); null when none does.
+const backend *non_jit_backend_with_nr(int nr);
 
 // Implemented by each tier (defined in jit/, fallback/, ref/).
 const backend *jit_avx512_backend();   // null when not built (non-x86) or CPU lacks AVX-512

@@ -2,6 +2,7 @@
 // for avx2 (and any non-x86 CPU), scalar when capped to scalar
 // (cpu::dispatch_tier).
 #include "cpu/isa.h"
+#include "common/jit_state.h"
 #include "gemm/backend.h"
 
 namespace anvil::gemm {
@@ -21,9 +22,16 @@ const backend *backend_for_tier(anvil_isa_t tier) {
     return nullptr;
 }
 
+const backend *non_jit_backend_with_nr(int nr) {
+    if (cpu::dispatch_tier() >= anvil_isa_avx2)
+        if (const backend *h = highway_backend(); h && h->nr() == nr) return h;
+    const backend *s = scalar_backend();
+    return s->nr() == nr ? s : nullptr;
+}
+
 const backend &select_backend() {
     const anvil_isa_t t = cpu::dispatch_tier();
-    if (t >= anvil_isa_avx512_core)
+    if (t >= anvil_isa_avx512_core && jit_state::usable())
         if (const backend *b = jit_avx512_backend()) return *b;
     if (t >= anvil_isa_avx2)
         if (const backend *b = highway_backend()) return *b;

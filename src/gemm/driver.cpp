@@ -8,36 +8,35 @@
 #include <new>
 
 #include "cache/kernel_cache.h"
+#include "common/memory.h"
 #include "gemm/pack.h"
 #include "threading/parallel.h"
 
 namespace anvil::gemm {
 namespace {
 
-// A 64-byte aligned scratch buffer that only grows; one per thread, so the
-// caller's pool threads and OpenMP workers never share one.
+// A 64-byte aligned float buffer that only grows, counted against the
+// memory cap; one per thread, so the caller's pool threads and OpenMP
+// workers never share one.
 class scratch {
 public:
-    ~scratch() { std::free(p_); }
     float *get(int64_t floats) {
-        if (floats > cap_) {
-            std::free(p_);
-            p_ = nullptr;
-            cap_ = 0;
-            const size_t bytes = (size_t(floats) * sizeof(float) + 63) / 64 * 64;
-            p_ = static_cast<float *>(std::aligned_alloc(64, bytes));
-            if (p_) cap_ = floats;
-        }
-        return p_;
+        if (floats < 0 || floats > INT64_MAX / 4) return nullptr;
+        return static_cast<float *>(buf_.get(floats * 4));
     }
+    void reset() { buf_.reset(); }
 
 private:
-    float *p_ = nullptr;
-    int64_t cap_ = 0;
+    mem::growing_buffer buf_;
 };
 
-thread_local scratch t_a_scratch;
-thread_local scratch t_b_scratch;
+// The calling thread's scratch: packing buffers for all of a call's tasks,
+// taken before any task starts, so running out of memory (or over the
+// memory cap) is found before anything is written to C.
+thread_local scratch t_scratch;
+
+// Floats per task slot, rounded to whole cache lines (64-byte aligned slots).
+int64_t slot_floats(int64_t floats) { return (floats + 15) / 16 * 16; }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -327,15 +326,13 @@ bool run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
     const row_tiles rt = make_row_tiles(p.M, blk.mr);
     const int64_t panels = ceil_div(p.N, nr);
     const int64_t groups = std::min<int64_t>(panels, threads_for(p));
-    std::atomic<bool> ok{true};
+    const int64_t a_slot = blk.pack_a ? slot_floats(p.M * p.K) : 0;
+    float *scratch_base = nullptr;
+    if (blk.pack_a && !(scratch_base = t_scratch.get(a_slot * groups))) return false;
     threading::parallel_for(groups, [&](int64_t g) {
         float *abuf = nullptr;
         if (blk.pack_a) {
-            abuf = t_a_scratch.get(p.M * p.K);
-            if (!abuf) {
-                ok = false;
-                return;
-            }
+            abuf = scratch_base + g * a_slot;
             for (int64_t t = 0; t < rt.count; ++t)
                 pack_a_panel(p.A, p.lda, p.transa, rt.start(t), rt.height(t), 0, p.K,
                              abuf + rt.start(t) * p.K);
@@ -371,7 +368,7 @@ bool run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
             }
         }
     });
-    return ok;
+    return true;
 }
 
 // Rows [i0, i1) and panels [q0, q1) (of width setup.nr) of C.
@@ -380,16 +377,15 @@ struct block_range {
 };
 
 // The BLIS loops (nc blocks of B, kc blocks of K, mc blocks of A, panels,
-// row tiles) over one block of C, on the calling thread.  Returns false
-// when scratch memory cannot be had (checked before anything is written).
-bool run_block(const sgemm_problem &p, const call_setup &setup, const block_range &r) {
+// row tiles) over one block of C, on the calling thread, packing into
+// bbuf / abuf (this task's slices of the call's scratch; null when the
+// blocking does not pack that operand).
+void run_block(const sgemm_problem &p, const call_setup &setup, const block_range &r, float *bbuf,
+               float *abuf) {
     const blocking &blk = setup.blk;
     const kernel_table &kernels = setup.kernels;
     const int64_t mr = blk.mr, nr = setup.nr;
     const bool prepacked = p.packed_b != nullptr;
-    float *bbuf = blk.pack_b ? t_b_scratch.get(blk.kc * ceil_div(blk.nc, nr) * nr) : nullptr;
-    float *abuf = blk.pack_a ? t_a_scratch.get(blk.mc * blk.kc) : nullptr;
-    if ((blk.pack_b && !bbuf) || (blk.pack_a && !abuf)) return false;
 
     const int64_t col_end = std::min(p.N, r.q1 * nr);
     for (int64_t jc = r.q0 * nr; jc < col_end; jc += blk.nc) {
@@ -453,7 +449,6 @@ bool run_block(const sgemm_problem &p, const call_setup &setup, const block_rang
             }
         }
     }
-    return true;
 }
 
 }  // namespace
@@ -512,7 +507,11 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     const int64_t row_blocks = ceil_div(p.M, blk.mc);
     const bool split_n = panels >= nthr || row_blocks < 2;
     const int64_t tasks = split_n ? std::min<int64_t>(panels, nthr) : row_blocks;
-    std::atomic<bool> ok{true};
+    const int64_t b_slot = blk.pack_b ? slot_floats(blk.kc * ceil_div(blk.nc, nr) * nr) : 0;
+    const int64_t a_slot = blk.pack_a ? slot_floats(blk.mc * blk.kc) : 0;
+    float *scratch_base = nullptr;
+    if (b_slot + a_slot > 0 && !(scratch_base = t_scratch.get((b_slot + a_slot) * tasks)))
+        return anvil_out_of_memory;
     threading::parallel_for(tasks, [&](int64_t t) {
         block_range r;
         if (split_n) {
@@ -526,9 +525,12 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
             r.q0 = 0;
             r.q1 = panels;
         }
-        if (!run_block(p, *setup, r)) ok = false;
+        float *slot = scratch_base ? scratch_base + t * (b_slot + a_slot) : nullptr;
+        run_block(p, *setup, r, blk.pack_b ? slot : nullptr, blk.pack_a ? slot + b_slot : nullptr);
     });
-    return ok ? anvil_success : anvil_out_of_memory;
+    return anvil_success;
 }
+
+void release_thread_scratch() { t_scratch.reset(); }
 
 }  // namespace anvil::gemm

@@ -31,4 +31,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p);
 // C = beta * C (0 when beta == 0, without reading C): alpha == 0 or K == 0.
 void scale_c(const sgemm_problem &p);
 
+// Frees this thread's packing scratch (anvil_release_thread_scratch).
+void release_thread_scratch();
+
 }  // namespace anvil::gemm

@@ -1,11 +1,17 @@
 // Picks the lp backend for the effective ISA (see lp_backend.h).
+#include "common/jit_state.h"
 #include "cpu/isa.h"
 #include "lowp/lp_backend.h"
 
 namespace anvil::lowp {
 
+// With the JIT off (common/jit_state.h) the tiers only the JIT serves are
+// treated as absent, which leaves Highway (or scalar).
+constexpr uint32_t kJitOnlyFeatures = cpu::f_avx512_core | cpu::f_avx2_vnni;
+
 const lp_backend &select_lp_backend(lp_kind kind) {
-    const uint32_t eff = cpu::effective_features();
+    const uint32_t eff = jit_state::usable() ? cpu::effective_features()
+                                             : cpu::effective_features() & ~kJitOnlyFeatures;
     const uint32_t need_jit = cpu::f_avx512_core |
         (kind == lp_kind::bf16 ? uint32_t(cpu::f_avx512_bf16) : uint32_t(cpu::f_avx512_vnni));
     if ((eff & need_jit) == need_jit)

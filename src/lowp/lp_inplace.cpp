@@ -8,6 +8,8 @@
 // exact, so the results equal the packed path's bit for bit.
 #include "lowp/lp_inplace.h"
 
+#include "common/jit_state.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -135,7 +137,8 @@ bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
     if (p.transb && p.K < kDotMinK) return false;
     if (!p.transb && p.M > kRowbMaxRows) return false;
     const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_vnni;
-    return (cpu::effective_features() & need) == need && be.tier() >= anvil_isa_avx512_core_vnni;
+    return (cpu::effective_features() & need) == need && be.tier() >= anvil_isa_avx512_core_vnni &&
+           jit_state::usable();
 }
 
 anvil_status_t run_inplace_path(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {

@@ -5,24 +5,17 @@
 #pragma once
 #include <cstdint>
 
+#include "common/memory.h"
+
 namespace anvil::lowp {
 
-class scratch {
-public:
-    scratch() = default;
-    scratch(const scratch &) = delete;
-    scratch &operator=(const scratch &) = delete;
-    ~scratch();
-    // At least `bytes` bytes, 64-byte aligned, or nullptr when allocation fails.
-    void *get(int64_t bytes);
-
-private:
-    void *p_ = nullptr;
-    int64_t cap_ = 0;
-};
+// get(bytes): at least `bytes` bytes, 64-byte aligned, or nullptr when
+// allocation fails or would exceed the memory cap (common/memory.h).
+using scratch = mem::growing_buffer;
 
 scratch &scratch_acc();    // accumulator slots (one per worker)
 scratch &scratch_apack();  // packed A + row sums
 scratch &scratch_bpack();  // packed B + column sums
+void release_thread_scratch();  // frees all three of this thread's
 
 }  // namespace anvil::lowp
