@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -261,7 +262,11 @@ TEST_CASE("jit failure child: refused executable memory") {
 
 TEST_CASE("jit failure: policy setting is checked") {
     const anvil_jit_failure_policy_t p = anvil_get_jit_failure_policy();
-    CHECK(anvil_set_jit_failure_policy(anvil_jit_failure_policy_t(7)) == anvil_invalid_argument);
+    // An int outside the enum, as a C caller could pass it.
+    anvil_jit_failure_policy_t bad;
+    const int seven = 7;
+    std::memcpy(&bad, &seven, sizeof(bad));
+    CHECK(anvil_set_jit_failure_policy(bad) == anvil_invalid_argument);
     CHECK(anvil_get_jit_failure_policy() == p);
 }
 

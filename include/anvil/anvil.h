@@ -39,7 +39,9 @@ typedef enum anvil_status {
     anvil_unsupported = 6,         /* valid request this build/CPU cannot serve */
     anvil_out_of_memory = 7,       /* allocation failed or exceeds the memory cap */
     anvil_jit_error = 8,           /* code generation or executable mapping failed */
-    anvil_invalid_handle = 9,      /* NULL or destroyed handle */
+    anvil_invalid_handle = 9,      /* NULL handle (gemm plans also recognise a
+                                      pointer that is not a plan); using a
+                                      destroyed handle is undefined, as with free */
     anvil_runtime_error = 10,      /* unexpected internal failure */
     anvil_bad_packed_buffer = 11   /* packed buffer missing or not from this plan */
 } anvil_status_t;

@@ -110,8 +110,15 @@ anvil_status_t anvil_matmul_create(anvil_matmul_t *matmul, const anvil_matmul_de
             m->num_binary += op.is_binary;
         }
         m->panel_bytes = lowp::packed_b_bytes(m->kind, d.K, d.N);
-        m->colsum_bytes = m->kind == lowp::lp_kind::u8s8 ? (d.N + lowp::kNR - 1) / lowp::kNR * lowp::kNR * 4 : 0;
         int64_t total;
+        // Column sums: one int32 per column of the panels (N rounded up to kNR).
+        m->colsum_bytes = 0;
+        if (m->kind == lowp::lp_kind::u8s8) {
+            int64_t colsum_cols;
+            if (!api::mul_ok(d.N / lowp::kNR + (d.N % lowp::kNR != 0), lowp::kNR, &colsum_cols) ||
+                !api::mul_ok(colsum_cols, 4, &m->colsum_bytes))
+                return anvil_size_overflow;
+        }
         if (__builtin_add_overflow(int64_t(sizeof(packed_header)), m->panel_bytes, &total) ||
             __builtin_add_overflow(total, m->colsum_bytes, &total))
             return anvil_size_overflow;

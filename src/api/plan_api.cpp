@@ -67,8 +67,10 @@ anvil_status_t pack_into(anvil_gemm_plan_t p, const float *B, void *dst) {
     fill_header(*p, &h);
     std::memcpy(dst, &h, sizeof(h));
     float *data = reinterpret_cast<float *>(static_cast<char *>(dst) + sizeof(packed_header));
+    // K == 0 or N == 0: no packed data (B is not read; it may be NULL).
+    if (p->K == 0 || p->N == 0) return anvil_success;
     const int nr = p->be->nr();
-    const int64_t panels = (p->N + nr - 1) / nr;
+    const int64_t panels = p->N / nr + (p->N % nr != 0);
     anvil::threading::parallel_for(panels, [&](int64_t q) {
         anvil::gemm::pack_b_panel_range(B, p->ldb, p->tb, 0, p->K, 0, p->N, nr, q, q + 1, data);
     });
@@ -92,7 +94,7 @@ anvil_status_t anvil_gemm_plan_create(anvil_gemm_plan_t *plan, char transa, char
     // Packed size: ceil(N / nr) * nr * K floats + header, overflow-checked.
     int64_t cols, floats, bytes;
     const int64_t nr = be.nr();
-    if (!api::mul_ok((N + nr - 1) / nr, nr, &cols) || !api::mul_ok(cols, K, &floats) ||
+    if (!api::mul_ok(N / nr + (N % nr != 0), nr, &cols) || !api::mul_ok(cols, K, &floats) ||
         !api::mul_ok(floats, 4, &bytes) || bytes > INT64_MAX - 64)
         return anvil_size_overflow;
     auto *p = new (std::nothrow) anvil_gemm_plan();

@@ -1,6 +1,7 @@
 // Resource controls of the C API: the memory cap, per-thread scratch and
 // the JIT failure policy (common/memory.h, common/jit_state.h).
 #include "anvil/anvil.h"
+#include "api/post_op_map.h"
 #include "common/jit_state.h"
 #include "common/memory.h"
 #include "cpu/isa.h"
@@ -26,7 +27,9 @@ anvil_status_t anvil_release_thread_scratch(void) {
 }
 
 anvil_status_t anvil_set_jit_failure_policy(anvil_jit_failure_policy_t policy) {
-    return anvil::jit_state::set_policy(policy);
+    const int v = anvil::api::enum_value(policy);  // C callers may pass any int
+    if (v != anvil_jit_failure_fallback && v != anvil_jit_failure_error) return anvil_invalid_argument;
+    return anvil::jit_state::set_policy(anvil_jit_failure_policy_t(v));
 }
 
 anvil_jit_failure_policy_t anvil_get_jit_failure_policy(void) {

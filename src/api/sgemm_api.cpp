@@ -78,7 +78,18 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
         return anvil_invalid_argument;
     if (M < 0 || N < 0 || K < 0) return anvil_bad_size;
     if (!buf && size > 0) return anvil_null_pointer;
+    // The sizes must be those of a call anvil_sgemm would accept with tight
+    // leading dimensions (so no product below overflows).
+    const int64_t lda = std::max<int64_t>(1, ta ? M : K), ldb = std::max<int64_t>(1, tb ? K : N);
+    if (const anvil_status_t st = api::check_gemm_shape(transa, transb, M, N, K, lda, ldb,
+                                                        std::max<int64_t>(1, N), 4, 4, 4, &ta, &tb);
+        st != anvil_success)
+        return st;
     const gemm::backend &be = gemm::select_backend();
+    int64_t packed_floats = 0;
+    if (!api::mul_ok(N / be.nr() + 1, int64_t(be.nr()) * 4, &packed_floats) ||
+        !api::mul_ok(packed_floats, K, &packed_floats) || packed_floats > INT64_MAX - 64)
+        return anvil_size_overflow;
     std::string s = "op=sgemm " + shape_str(transa, transb, M, N, K) + "\n";
     s += "backend=" + std::string(be.name()) + " isa=" +
          anvil_isa_name(be.tier()) + " threads=" + std::to_string(threading::num_threads()) + "\n";
@@ -87,7 +98,7 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
     s += "anvil_sgemm: " + gemm::describe(b) + "\n";
     const gemm::blocking bp = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, true,
                                                     threading::num_threads());
-    const int64_t panels = (N + be.nr() - 1) / be.nr();
+    const int64_t panels = N / be.nr() + (N % be.nr() != 0);
     s += "planned (prepacked B): " + gemm::describe(bp) +
          " packed_b_bytes=" + std::to_string(panels * be.nr() * K * 4 + 64) + "\n";
     if (M > 0 && N > 0) {

@@ -45,8 +45,10 @@ anvil_status_t check_gemm_shape(char transa, char transb, int64_t M, int64_t N, 
     // Work and packed sizes (M*N*K is counted in flops by tools).
     int64_t mn, nk, mk;
     if (!mul_ok(M, N, &mn) || !mul_ok(N, K, &nk) || !mul_ok(M, K, &mk)) return anvil_size_overflow;
-    int64_t tmp;
-    if (!mul_ok(nk + 64 * K, 4, &tmp)) return anvil_size_overflow;
+    // Packed B of a plan: (N + up to 64 columns of panel padding) x K floats.
+    int64_t pad, tmp;
+    if (!mul_ok(64, K, &pad) || __builtin_add_overflow(nk, pad, &tmp) || !mul_ok(tmp, 4, &tmp))
+        return anvil_size_overflow;
     return anvil_success;
 }
 

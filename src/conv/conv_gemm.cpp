@@ -61,20 +61,21 @@ void fill_view(const conv_plan &p, const uint8_t *src, int32_t zero_point, uint8
         const uint8_t x = shift ? 0x80 : 0;
         int64_t px = 0;
         if (icpb == 4 || icpb == 8) {
-            // Whole words: load icpb bytes (the next pixel's first ones
-            // included), keep the first icb, shift, store.  All but the
-            // row's last pixel, whose load could pass the source's end.
+            // Whole words: load icpb bytes (the next pixels' first ones
+            // included), keep the first icb, shift, store -- while the load
+            // stays inside the source row (count * icb bytes; with one
+            // channel per group a word spans up to 4 or 8 pixels).
             const uint64_t keep = icb >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * icb)) - 1;
             const uint64_t flip = 0x8080808080808080ull & keep & (shift ? ~uint64_t(0) : 0);
             if (icpb == 4)
-                for (; px + 1 < count; ++px, in += icb, o += 4) {
+                for (; px * icb + 4 <= count * icb; ++px, in += icb, o += 4) {
                     uint32_t w;
                     std::memcpy(&w, in, 4);
                     w = (w & uint32_t(keep)) ^ uint32_t(flip);
                     std::memcpy(o, &w, 4);
                 }
             else
-                for (; px + 1 < count; ++px, in += icb, o += 8) {
+                for (; px * icb + 8 <= count * icb; ++px, in += icb, o += 8) {
                     uint64_t w;
                     std::memcpy(&w, in, 8);
                     w = (w & keep) ^ flip;

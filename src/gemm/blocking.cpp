@@ -25,7 +25,8 @@ constexpr int64_t kAliasRowsInL1 = 8;
 
 }  // namespace
 
-bool a_stride_aliases_l1(int64_t lda) { return (lda * int64_t(sizeof(float))) % 2048 == 0; }
+// lda * 4 bytes a multiple of 2 KiB (lda itself may be near INT64_MAX).
+bool a_stride_aliases_l1(int64_t lda) { return lda % (2048 / int64_t(sizeof(float))) == 0; }
 
 blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
                          int64_t K, int64_t lda, bool b_prepacked, int nthreads) {
@@ -54,13 +55,13 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     // 2 KiB, more than 8 rows' lines share one or two L1 sets (12 ways,
     // which B and C lines need too) and every k step misses.  The kernels
     // read A in either orientation, and the mc x kc block stays in L2.
-    b.pack_a = M > kAliasRowsInL1 && a_stride_aliases_l1(lda) && M * K * fsz > kDirectABytes;
+    b.pack_a = M > kAliasRowsInL1 && a_stride_aliases_l1(lda) && M * K > kDirectABytes / fsz;
     if (M <= kSmallM) b.mc = M;  // one row block: the batch-1 inference rows
 
     // B is copied into panels when it is transposed or large, except for
     // small M: there every element of B is used by at most a few rows, so
     // the copy would cost as much as the product (it is streamed in place).
-    b.pack_b = !b_prepacked && (transb || (M > kSmallM && K * N * fsz > kDirectBBytes));
+    b.pack_b = !b_prepacked && (transb || (M > kSmallM && K * N > kDirectBBytes / fsz));
 
     // One row tile and nothing to reuse B for: do not split K at all, so C
     // is read and written once (M = 1..mr, weights streamed once).

@@ -189,7 +189,9 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
     if (p.M <= kMR) b.kcg = b.kg;
     const double ops = 2.0 * double(p.M) * double(p.N) * double(p.K);
     const int nthr = threading::num_threads();
-    b.nthreads = std::max(1, std::min(nthr, int(ops / kMinOpsPerThread)));
+    // ops may exceed int's range (K up to 2^62 with alpha = 0): compare as doubles.
+    b.nthreads = ops / kMinOpsPerThread >= double(nthr) ? nthr
+                                                       : std::max(1, int(ops / kMinOpsPerThread));
     // M block: its A rows (kcg groups each) are re-read from L2 for every
     // panel, and its accumulator block (mc x nc, 4 bytes each) lives in L2
     // too: mc = 96 rows with nc <= 256 columns is 96 KiB of accumulators.

@@ -82,7 +82,9 @@ void pack_panel_n(int elem, int64_t K, int64_t N, const uint8_t *B, int64_t ldb,
 void pack_panel_t(int elem, int64_t K, int64_t N, const uint8_t *B, int64_t ldb, int64_t j0,
                   int64_t g0, int64_t gn, uint8_t *panel) {
     const int64_t nj = std::min<int64_t>(kNR, N - j0);
-    const int64_t row_bytes = ldb * elem;
+    // Validation bounds ((N - 1) * ldb + K) * elem; with one row the stride
+    // is never used and ldb * elem alone may overflow.
+    const int64_t row_bytes = N > 1 ? ldb * elem : 0;
     // Groups with all their K present, counted from g0.
     const int64_t full = std::clamp<int64_t>(K * elem / kGroupBytes - g0, 0, gn);
     int64_t j = 0;
@@ -156,8 +158,9 @@ void column_sums(bool transb, int64_t K, int64_t N, const int8_t *B, int64_t ldb
 }  // namespace
 
 int64_t packed_b_bytes(lp_kind kind, int64_t K, int64_t N) {
-    const int64_t panels = (N + kNR - 1) / kNR;
-    return panels * k_groups(kind, K) * kPanelBytesPerGroup;
+    const int64_t panels = N / kNR + (N % kNR != 0);
+    const int64_t groups = k_groups(kind, K);
+    return groups == 0 ? 0 : panels * groups * kPanelBytesPerGroup;
 }
 
 void pack_b_block(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B, int64_t ldb,
