@@ -68,7 +68,7 @@ int jit_conv_dw_avx512::out_bytes() const {
 }
 
 void jit_conv_dw_avx512::prologue() {
-    preamble({reg_src, reg_src4, reg_w, reg_acc, reg_ldc});  // and rbp (reg_blocks)
+    preamble({reg_src, reg_src4, reg_w, reg_acc, reg_ldc});
     sub(rsp, kFrame);
     mov(ptr[rsp + kFrameArgs], reg_args);
     mov(reg_src_taps, ptr[reg_args + offsetof(dw_ukernel_args, src_taps)]);
@@ -89,7 +89,8 @@ void jit_conv_dw_avx512::prologue() {
     } else {
         lea(reg_ps3, ptr[reg_ps + reg_ps * 2]);
     }
-    mov(reg_blocks, ptr[reg_args + offsetof(dw_ukernel_args, nblocks)]);
+    mov(reg_t, ptr[reg_args + offsetof(dw_ukernel_args, nblocks)]);
+    mov(ptr[rsp + kFrameBlocks], reg_t);
     if (epi_out_) {
         mov(reg_ldc, ptr[reg_args + offsetof(dw_ukernel_args, dst_ld)]);  // bytes
     } else {
@@ -113,7 +114,7 @@ void jit_conv_dw_avx512::epilogue() {
 // rows, then both advance by m pixels / m rows.
 void jit_conv_dw_avx512::block_loop() {
     Label loop, done;
-    test(reg_blocks, reg_blocks);
+    cmp(qword[rsp + kFrameBlocks], 0);
     jle(done, T_NEAR);  // nblocks < 1: nothing
     L(loop);
     mov(reg_left, ptr[rsp + kFrameChannels]);
@@ -126,7 +127,7 @@ void jit_conv_dw_avx512::block_loop() {
     add(ptr[rsp + kFrameSrcOff], reg_t);
     imul(reg_t, reg_ldc, m_);
     add(ptr[rsp + kFrameAcc], reg_t);
-    dec(reg_blocks);
+    dec(qword[rsp + kFrameBlocks]);
     jnz(loop, T_NEAR);
     L(done);
 }

@@ -114,13 +114,15 @@ private:
     const Xbyak::Reg64 reg_w = r13;       // tap t's weight row
     const Xbyak::Reg64 reg_acc = r14;     // acc row 0 at the block
     const Xbyak::Reg64 reg_ldc = r15;     // acc_ld * 4
-    const Xbyak::Reg64 reg_blocks = rbp;  // blocks left
     // Stack frame (below the saved registers).
     static constexpr int kFrameChannels = 0;  // args->channels
     static constexpr int kFrameSrcOff = 8;    // this block's src byte offset
     static constexpr int kFrameAcc = 16;      // this block's acc row 0
     static constexpr int kFrameArgs = 24;     // the args pointer (fused epilogue)
-    static constexpr int kFrame = 32;
+    // Blocks left: on the stack, not in rbp, which keeps the frame pointer
+    // chain that perf unwinds through (ANVIL_JIT_PROFILE=perf).
+    static constexpr int kFrameBlocks = 32;
+    static constexpr int kFrame = 40;
     // At the store the tap registers are free: row 4 and 3 * acc_ld * 4.
     const Xbyak::Reg64 reg_acc4 = r12;
     const Xbyak::Reg64 reg_ldc3 = rbx;

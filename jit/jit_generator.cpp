@@ -74,7 +74,10 @@ void jit_generator::postamble() {
     ret();
 }
 
-anvil_status_t jit_generator::finalize(const std::string &name, cache::kernel_ptr *out) {
+anvil_status_t jit_generator::finalize(const std::string &kernel_name, cache::kernel_ptr *out) {
+    // Every kernel's name says it is anvil's (perf reports, dumps, logs).
+    const std::string name =
+        kernel_name.rfind("anvil_", 0) == 0 ? kernel_name : "anvil_" + kernel_name;
     const size_t code_bytes = getSize();
     const long page = sysconf(_SC_PAGESIZE);
     const size_t map_bytes = (code_bytes + size_t(page) - 1) / size_t(page) * size_t(page);

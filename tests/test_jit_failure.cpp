@@ -10,7 +10,10 @@
 //    same point; a kernel that configures AMX tiles must release them
 //    before it returns, so no tile configuration outlives an anvil call on
 //    the caller's thread.  (anvil has no AMX kernels yet: the check counts
-//    them and would bite when they come.)
+//    them and would bite when they come.)  The same pass checks the frame
+//    pointer chain perf unwinds through (ANVIL_JIT_PROFILE=perf): each
+//    kernel starts with push rbp; mov rbp, rsp and writes rbp nowhere else
+//    but the pop rbp right before its ret.
 //  - Refused executable memory: a child process installs a seccomp filter
 //    under which mmap / mprotect / pkey_mprotect with PROT_EXEC fail with
 //    EACCES (where a filter cannot be installed it uses the generator's
@@ -43,6 +46,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "child_process.h"
 #include "common/jit_state.h"
 #include "cpu/isa.h"
 #include "op_mix.h"
@@ -84,27 +88,55 @@ std::string perms(const std::string &maps_line) {
     return sp == std::string::npos ? "" : maps_line.substr(sp + 1, 4);
 }
 
-// Disassembles one kernel; reports undecodable bytes and tile
-// configurations that are not released before a return.
+#if ANVIL_TESTS_HAVE_ZYDIS
+// Whether the instruction writes rbp (or a part of it) explicitly.
+bool writes_rbp(const ZydisDisassembledInstruction &ins) {
+    for (int i = 0; i < ins.info.operand_count_visible; ++i) {
+        const ZydisDecodedOperand &op = ins.operands[i];
+        if (op.type == ZYDIS_OPERAND_TYPE_REGISTER && (op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+            ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, op.reg.value) ==
+                ZYDIS_REGISTER_RBP)
+            return true;
+    }
+    return false;
+}
+#endif
+
+// Disassembles one kernel; reports undecodable bytes, tile configurations
+// that are not released before a return, and a broken frame pointer chain.
 void check_code(const uint8_t *code, size_t bytes, std::vector<std::string> *failures, int *tile_kernels) {
 #if ANVIL_TESTS_HAVE_ZYDIS
     bool configured = false, any_tile = false;
+    bool rbp_restored = false;  // the previous instruction was pop rbp
     size_t off = 0;
-    while (off < bytes) {
+    for (int index = 0; off < bytes; ++index) {
         ZydisDisassembledInstruction ins;
         if (!ZYAN_SUCCESS(ZydisDisassembleIntel(ZYDIS_MACHINE_MODE_LONG_64, uint64_t(off),
                                                 code + off, bytes - off, &ins))) {
             failures->push_back("undecodable JIT code at offset " + std::to_string(off));
             return;
         }
+        const std::string text = ins.text;
+        if (index == 0 && text != "push rbp")
+            failures->push_back("kernel starts with '" + text + "', not push rbp");
+        if (index == 1 && text != "mov rbp, rsp")
+            failures->push_back("second instruction '" + text + "', not mov rbp, rsp");
+        const bool pop_rbp = text == "pop rbp";
+        if (index > 1 && !pop_rbp && writes_rbp(ins))
+            failures->push_back("rbp overwritten at offset " + std::to_string(off) + ": " + text +
+                                " (breaks the frame pointer chain)");
         switch (ins.info.mnemonic) {
             case ZYDIS_MNEMONIC_LDTILECFG: configured = any_tile = true; break;
             case ZYDIS_MNEMONIC_TILERELEASE: configured = false; break;
             case ZYDIS_MNEMONIC_RET:
                 if (configured) failures->push_back("ret with AMX tiles still configured");
+                if (!rbp_restored) failures->push_back("ret without pop rbp right before it");
                 break;
             default: break;
         }
+        if (rbp_restored && ins.info.mnemonic != ZYDIS_MNEMONIC_RET)
+            failures->push_back("pop rbp not followed by ret at offset " + std::to_string(off));
+        rbp_restored = pop_rbp;
         off += ins.info.length;
     }
     if (any_tile) ++*tile_kernels;
@@ -159,14 +191,6 @@ bool refuse_exec_mappings() {
 // Whether the effective cap lets anvil use JIT kernels at all.
 bool jit_tier_allowed() { return anvil_jit_enabled() == 1; }
 
-std::string self_exe() {
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    REQUIRE(n > 0);
-    buf[n] = '\0';
-    return buf;
-}
-
 struct child_run {
     int rc = -1;
     std::string out;
@@ -177,7 +201,7 @@ child_run run_child(const std::string &env) {
     const int fd = mkstemp(tmpl);
     REQUIRE(fd >= 0);
     close(fd);
-    const std::string cmd = env + " ANVIL_VERBOSE=1 '" + self_exe() + "' -tc='jit failure child*' > '" +
+    const std::string cmd = env + " ANVIL_VERBOSE=1 " + tu::self_command() + " -tc='jit failure child*' > '" +
                             tmpl + "' 2>&1";
     child_run r;
     r.rc = std::system(cmd.c_str());

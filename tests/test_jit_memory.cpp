@@ -26,6 +26,7 @@
 
 #include "anvil/anvil.h"
 #include "ref/ref_ukernel.h"
+#include "child_process.h"
 #include "test_util.h"
 
 #if ANVIL_TESTS_HAVE_JIT  // the JIT tier (x86-64) is what maps code
@@ -78,14 +79,6 @@ std::string join(const std::vector<std::string> &v) {
     std::string s;
     for (const auto &x : v) s += x + "\n";
     return s;
-}
-
-std::string self_exe() {
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    REQUIRE(n > 0);
-    buf[n] = '\0';
-    return buf;
 }
 
 // Regular files in dir (name -> size).
@@ -141,8 +134,8 @@ TEST_CASE("jit memory: child process has no W+X mapping at all; ANVIL_JIT_DUMP w
     const std::string log = dir + ".log";
     // The child inherits this process's environment (ANVIL_MAX_ISA, ...).
     const std::string cmd = "ANVIL_JIT_DUMP=1 ANVIL_JIT_DUMP_DIR='" + dir +
-                            "' ANVIL_JIT_DUMP_CHILD=1 '" + self_exe() +
-                            "' -tc='jit dump child*' > '" + log + "' 2>&1";
+                            "' ANVIL_JIT_DUMP_CHILD=1 " + tu::self_command() +
+                            " -tc='jit dump child*' > '" + log + "' 2>&1";
     const int rc = std::system(cmd.c_str());
     std::string child_out;
     if (FILE *f = std::fopen(log.c_str(), "r")) {

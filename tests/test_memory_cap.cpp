@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "child_process.h"
 #include "common/memory.h"
 #include "op_mix.h"
 
@@ -215,12 +216,8 @@ TEST_CASE("memory cap child: the environment sets the cap") {
 }
 
 TEST_CASE("memory cap: ANVIL_MEMORY_CAP=3M is read at start-up") {
-    char exe[4096];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    REQUIRE(n > 0);
-    exe[n] = '\0';
-    const std::string cmd = std::string("ANVIL_MEMORY_CAP=3M ANVIL_MEMORY_CAP_CHILD=1 '") + exe +
-                            "' -tc='memory cap child*' > /dev/null 2>&1";
+    const std::string cmd = "ANVIL_MEMORY_CAP=3M ANVIL_MEMORY_CAP_CHILD=1 " + tu::self_command() +
+                            " -tc='memory cap child*' > /dev/null 2>&1";
     const int rc = std::system(cmd.c_str());
     CHECK(WIFEXITED(rc));
     CHECK(WEXITSTATUS(rc) == 0);

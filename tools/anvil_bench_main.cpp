@@ -18,6 +18,7 @@
 #include "anvil_bench_output.h"
 #include "anvil_bench_peak.h"
 #include "anvil_bench_problem.h"
+#include "anvil_bench_replay.h"
 #include "cpu/isa.h"
 #include "gemm/backend.h"
 #include "lowp/lp_backend.h"
@@ -94,6 +95,7 @@ int run_peak(const options &o, int threads) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    if (argc >= 2 && std::string(argv[1]) == "replay") return run_replay(argc, argv);
     options o;
     std::string err;
     if (!parse_cli(argc, argv, &o, &err)) {

@@ -2,7 +2,7 @@
 //
 //   anvil-info                          version, CPU, features, tiers, caches, threads, cache
 //   anvil-info --shape MxNxK [--trans NT]   anvil_explain_sgemm for one shape (nothing runs)
-//   anvil-info --explain MxNxK --dt f32     same
+//   anvil-info --explain MxNxK --dt f32|bf16|u8s8s32|s8s8s32   anvil_explain_gemm
 //   options: --isa CAP (anvil_set_max_isa first), --threads N
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +24,7 @@ void usage(std::FILE *f) {
     std::fputs(
         "usage: anvil-info [--isa CAP] [--threads N]\n"
         "       anvil-info --shape MxNxK [--trans NN|NT|TN|TT] [--isa CAP] [--threads N]\n"
-        "       anvil-info --explain MxNxK [--dt f32] [--trans ..]\n"
+        "       anvil-info --explain MxNxK [--dt f32|bf16|u8s8s32|s8s8s32] [--trans ..]\n"
         "Shapes may also be given as benchdnn's MxK:KxN.\n",
         f);
 }
@@ -36,23 +36,46 @@ std::string bytes_str(int64_t b) {
     return std::to_string(b) + " B";
 }
 
-int explain(const anvil_bench::gemm_problem &p) {
+// --dt names (anvil-bench's) -> the A and B types of anvil_explain_gemm.
+bool explain_types(const std::string &dt, anvil_data_type_t *a, anvil_data_type_t *b, int *a_bytes,
+                   int *b_bytes) {
+    if (dt == "f32") {
+        *a = *b = anvil_dt_f32;
+        *a_bytes = *b_bytes = 4;
+    } else if (dt == "bf16") {
+        *a = *b = anvil_dt_bf16;
+        *a_bytes = *b_bytes = 2;
+    } else if (dt == "u8s8s32" || dt == "s8s8s32") {
+        *a = dt[0] == 'u' ? anvil_dt_u8 : anvil_dt_s8;
+        *b = anvil_dt_s8;
+        *a_bytes = *b_bytes = 1;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+int explain(const anvil_bench::gemm_problem &p, const std::string &dt) {
+    anvil_data_type_t a_dt, b_dt;
+    int a_bytes = 4, b_bytes = 4;
+    explain_types(dt, &a_dt, &b_dt, &a_bytes, &b_bytes);
     size_t needed = 0;
-    anvil_status_t st = anvil_explain_sgemm(p.ta, p.tb, p.M, p.N, p.K, nullptr, 0, &needed);
+    anvil_status_t st = anvil_explain_gemm(a_dt, b_dt, p.ta, p.tb, p.M, p.N, p.K, nullptr, 0, &needed);
     if (st != anvil_success) {
-        std::fprintf(stderr, "anvil-info: anvil_explain_sgemm: %s\n", anvil_status_str(st));
+        std::fprintf(stderr, "anvil-info: anvil_explain_gemm: %s\n", anvil_status_str(st));
         return 1;
     }
     std::vector<char> buf(needed + 1);
-    st = anvil_explain_sgemm(p.ta, p.tb, p.M, p.N, p.K, buf.data(), buf.size(), &needed);
+    st = anvil_explain_gemm(a_dt, b_dt, p.ta, p.tb, p.M, p.N, p.K, buf.data(), buf.size(), &needed);
     if (st != anvil_success) {
-        std::fprintf(stderr, "anvil-info: anvil_explain_sgemm: %s\n", anvil_status_str(st));
+        std::fprintf(stderr, "anvil-info: anvil_explain_gemm: %s\n", anvil_status_str(st));
         return 1;
     }
     std::fputs(buf.data(), stdout);
     const double flop = 2.0 * double(p.M) * double(p.N) * double(p.K);
-    std::printf("flops per call=%.0f  A=%s B=%s C=%s\n", flop, bytes_str(4 * p.M * p.K).c_str(),
-                bytes_str(4 * p.K * p.N).c_str(), bytes_str(4 * p.M * p.N).c_str());
+    std::printf("%s per call=%.0f  A=%s B=%s C=%s\n", a_bytes == 1 ? "ops" : "flops", flop,
+                bytes_str(a_bytes * p.M * p.K).c_str(), bytes_str(b_bytes * p.K * p.N).c_str(),
+                bytes_str(4 * p.M * p.N).c_str());
     return 0;
 }
 
@@ -148,7 +171,7 @@ void describe_machine() {
 
 int main(int argc, char **argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
-    std::string shape, trans = "NN", isa;
+    std::string shape, trans = "NN", isa, dt = "f32";
     int threads = 0;
     for (size_t i = 0; i < args.size(); ++i) {
         std::string a = args[i], v;
@@ -179,10 +202,14 @@ int main(int argc, char **argv) {
             trans = v;
         } else if (a == "--dt") {
             if (!value()) return 2;
-            if (v != "f32") {
-                std::fprintf(stderr, "anvil-info: --dt %s: only f32 is implemented\n", v.c_str());
+            anvil_data_type_t a_dt, b_dt;
+            int ab, bb;
+            if (!explain_types(v, &a_dt, &b_dt, &ab, &bb)) {
+                std::fprintf(stderr, "anvil-info: --dt %s: expected f32, bf16, u8s8s32 or s8s8s32\n",
+                             v.c_str());
                 return 2;
             }
+            dt = v;
         } else if (a == "--isa") {
             if (!value()) return 2;
             isa = v;
@@ -227,5 +254,5 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "anvil-info: shape %s: %s\n", shape.c_str(), why.c_str());
         return 2;
     }
-    return explain(p);
+    return explain(p, dt);
 }

@@ -446,6 +446,19 @@ ANVIL_API anvil_status_t anvil_explain_sgemm(char transa, char transb,
                                              char *buf, size_t size,
                                              size_t *needed);
 
+/* The same for every GEMM type: a_dt x b_dt = f32 x f32 (the text of
+ * anvil_explain_sgemm), bf16 x bf16, u8 x s8 or s8 x s8.  For the low-
+ * precision types: the backend, the path and blocking of the BLAS-style
+ * call (anvil_gemm_bf16bf16f32 / _u8s8s32 / _s8s8s32) and of a matmul
+ * handle with prepacked weights, threads, and the packed weights' bytes.
+ * Other type pairs: anvil_unsupported. */
+ANVIL_API anvil_status_t anvil_explain_gemm(anvil_data_type_t a_dt,
+                                            anvil_data_type_t b_dt,
+                                            char transa, char transb,
+                                            int64_t M, int64_t N, int64_t K,
+                                            char *buf, size_t size,
+                                            size_t *needed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,8 @@
 #include "conv/conv_gemm.h"
 #include "conv/conv_pack.h"
 #include "conv/conv_plan.h"
+#include "lowp/chain_describe.h"
+#include "threading/parallel.h"
 #include "lowp/chain_epilogue.h"
 
 using namespace anvil;
@@ -272,9 +274,14 @@ anvil_status_t anvil_conv2d_execute(anvil_conv2d_t conv, const void *src, const 
                                                                  : "implicit_gemm_f32";
         const std::string be = p.path == conv::conv_path::depthwise ? conv->dw_kernels.backend_name
                                                                     : conv->gemm_kernels.backend_name;
-        verbose::emit(std::string("exec,op=conv2d,problem=") + conv->name + ",path=" + path +
-                      ",backend=" + be + ",post_ops=" + std::to_string(conv->chain.ops.size()) +
-                      ",time_us=" + std::to_string(us));
+        const anvil_conv2d_desc_t &d = conv->d;
+        verbose::emit(std::string("exec,op=conv2d,dt=") + api::dt_name(d.src_dt) + api::dt_name(d.wei_dt) +
+                      api::dt_name(d.dst_dt) + ",problem=" + conv->name + "," +
+                      lowp::chain_fields(conv->chain, bias != nullptr, d.src_zero_point, 0,
+                                         d.dst_zero_point) +
+                      ",path=" + path + ",backend=" + be +
+                      ",threads=" + std::to_string(threading::num_threads()) +
+                      ",status=success,time_us=" + std::to_string(us));
     }
     return st;
 }

@@ -12,6 +12,8 @@
 #include "common/memory.h"
 #include "common/jit_state.h"
 #include "common/verbose.h"
+#include "threading/parallel.h"
+#include "lowp/chain_describe.h"
 #include "lowp/chain_epilogue.h"
 #include "lowp/lp_driver.h"
 #include "lowp/lp_pack.h"
@@ -35,6 +37,21 @@ struct anvil_matmul {
 };
 
 namespace {
+
+// One ANVIL_VERBOSE=2 line per execute call: op, types, shape, the chain in
+// anvil-bench's attribute syntax (replayable), kernel backend, time.
+void log_exec(const anvil_matmul &m, const std::string &backend, anvil_status_t st, double t0) {
+    const anvil_matmul_desc_t &d = m.d;
+    const double us = (verbose::now_seconds() - t0) * 1e6;
+    verbose::emit(std::string("exec,op=matmul,dt=") + api::dt_name(d.a_dt) + api::dt_name(d.b_dt) +
+                  api::dt_name(d.c_dt) + ",trans=" + (m.ta ? "T" : "N") + (m.tb ? "T" : "N") +
+                  ",shape=" + std::to_string(d.M) + "x" + std::to_string(d.N) + "x" +
+                  std::to_string(d.K) + "," +
+                  lowp::chain_fields(m.chain, !m.chain.bias.empty(), d.a_zero_point, d.b_zero_point,
+                                     d.c_zero_point) +
+                  ",backend=" + backend + ",threads=" + std::to_string(threading::num_threads()) +
+                  ",status=" + anvil_status_str(st) + ",time_us=" + std::to_string(us));
+}
 
 // The packed weights start with this header so that a buffer made for
 // another shape or type is refused instead of misread.  It records nothing
@@ -204,9 +221,15 @@ anvil_status_t anvil_matmul_execute(anvil_matmul_t matmul, const void *A, const 
     p.packed_colsum = matmul->colsum_bytes ? reinterpret_cast<const int32_t *>(base + h.panel_bytes) : nullptr;
     p.zero_product = d.K == 0;
     lowp::chain_epilogue epi(matmul->chain, C, d.ldc, srcs);
-    anvil_status_t st = lowp::run_lp_gemm(lowp::select_lp_backend(p.kind), p, epi);
-    if (anvil::jit_state::retry_without_jit(st))  // nothing was written: again without the JIT
-        st = lowp::run_lp_gemm(lowp::select_lp_backend(p.kind), p, epi);
+    const int vl = verbose::level();
+    const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
+    const lowp::lp_backend *be = &lowp::select_lp_backend(p.kind);
+    anvil_status_t st = lowp::run_lp_gemm(*be, p, epi);
+    if (anvil::jit_state::retry_without_jit(st)) {  // nothing was written: again without the JIT
+        be = &lowp::select_lp_backend(p.kind);
+        st = lowp::run_lp_gemm(*be, p, epi);
+    }
+    if (vl >= 2) log_exec(*matmul, be->name(), st, t0);
     return st;
 }
 

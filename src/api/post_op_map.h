@@ -32,4 +32,10 @@ anvil_status_t map_post_op(const anvil_post_op_t &in, int64_t N, lowp::post_op *
 
 lowp::out_type map_out(anvil_data_type_t t);
 
+// "f32", "bf16", "s32", "u8", "s8" (for ANVIL_VERBOSE lines; validated types only).
+inline const char *dt_name(const anvil_data_type_t &t) {
+    static const char *const names[] = {"f32", "bf16", "s32", "u8", "s8"};
+    return valid_dt(t) ? names[enum_value(t)] : "?";
+}
+
 }  // namespace anvil::api

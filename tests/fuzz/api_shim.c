@@ -14,3 +14,9 @@ anvil_status_t fz_conv2d_pack_weights(anvil_conv2d_t conv, const void *weights, 
                                       void *packed) {
     return anvil_conv2d_pack_weights(conv, weights, (anvil_conv_weights_layout_t)layout, packed);
 }
+
+anvil_status_t fz_explain_gemm(int a_dt, int b_dt, char transa, char transb, int64_t M, int64_t N,
+                               int64_t K, char *buf, size_t size, size_t *needed) {
+    return anvil_explain_gemm((anvil_data_type_t)a_dt, (anvil_data_type_t)b_dt, transa, transb, M,
+                              N, K, buf, size, needed);
+}

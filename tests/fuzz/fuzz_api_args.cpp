@@ -52,6 +52,8 @@ extern "C" {
 anvil_status_t fz_set_max_isa(int isa);
 const char *fz_isa_name(int isa);
 const char *fz_status_str(int status);
+anvil_status_t fz_explain_gemm(int a_dt, int b_dt, char transa, char transb, int64_t M, int64_t N,
+                               int64_t K, char *buf, size_t size, size_t *needed);
 anvil_status_t fz_conv2d_pack_weights(anvil_conv2d_t conv, const void *weights, int layout,
                                       void *packed);
 }
@@ -1054,18 +1056,28 @@ void fuzz_misc(fz::reader &r) {
             const size_t size = mode % 4 == 1 ? r.range(1, 255) : mode % 4 == 2 ? 1 + r.u16() % 4096 : 0;
             const bool buf_null = mode % 4 == 3 || (mode & 8);
             const bool needed_null = mode & 4;
-            g_ctx = fmt("anvil_explain_sgemm(transa=0x%02x transb=0x%02x M=%lld N=%lld K=%lld size=%zu "
+            // mode & 16: anvil_explain_gemm with a type pair (f32 x f32 otherwise).
+            const bool typed = mode & 16;
+            int a_dt = anvil_dt_f32, b_dt = anvil_dt_f32, c_dt = 0;
+            if (typed) decode_types(r, false, &a_dt, &b_dt, &c_dt);
+            g_ctx = fmt("%s(a_dt=%d b_dt=%d transa=0x%02x transb=0x%02x M=%lld N=%lld K=%lld size=%zu "
                         "buf%s needed%s)",
-                        uint8_t(ta), uint8_t(tb), (long long)M, (long long)N, (long long)K, size,
+                        typed ? "anvil_explain_gemm" : "anvil_explain_sgemm", a_dt, b_dt, uint8_t(ta),
+                        uint8_t(tb), (long long)M, (long long)N, (long long)K, size,
                         buf_null ? "=NULL" : "", needed_null ? "=NULL" : "");
             bool t1, t2;
+            const bool types_ok = (a_dt == anvil_dt_f32 && b_dt == anvil_dt_f32) ||
+                                  (a_dt == anvil_dt_bf16 && b_dt == anvil_dt_bf16) ||
+                                  ((a_dt == anvil_dt_u8 || a_dt == anvil_dt_s8) && b_dt == anvil_dt_s8);
             const bool must_reject = !parse_trans(ta, &t1) || !parse_trans(tb, &t2) || M < 0 ||
-                                     N < 0 || K < 0 || (buf_null && size > 0);
+                                     N < 0 || K < 0 || (buf_null && size > 0) || !types_ok;
             arena ar;
             buffer *buf = buf_null ? nullptr : ar.make(size, 9);
             buffer *need = needed_null ? nullptr : ar.make(sizeof(size_t), 10);
-            const anvil_status_t st = anvil_explain_sgemm(ta, tb, M, N, K, buf ? reinterpret_cast<char *>(buf->p) : nullptr,
-                                                          size, need ? reinterpret_cast<size_t *>(need->p) : nullptr);
+            char *bp = buf ? reinterpret_cast<char *>(buf->p) : nullptr;
+            size_t *np = need ? reinterpret_cast<size_t *>(need->p) : nullptr;
+            const anvil_status_t st = typed ? fz_explain_gemm(a_dt, b_dt, ta, tb, M, N, K, bp, size, np)
+                                            : anvil_explain_sgemm(ta, tb, M, N, K, bp, size, np);
             const int sv = check_status(st);
             if (must_reject) CHECK(sv != anvil_success);
             if (sv != anvil_success) {

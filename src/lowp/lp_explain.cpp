@@ -1,0 +1,28 @@
+#include "lowp/lp_explain.h"
+
+#include "lowp/lp_inplace.h"
+#include "lowp/lp_ukernel.h"
+
+namespace anvil::lowp {
+
+std::string explain_lp_gemm(const lp_backend &be, const lp_problem &p) {
+    const lp_blocking b = choose_lp_blocking(p);
+    std::string s;
+    if (inplace_path_applies(be, p)) {
+        s = p.transb ? "path=inplace_dot (B read once in place, N x K rows; JIT dot kernels)"
+                     : "path=inplace_rowb (B read once in place, K x N rows; JIT row-B kernels)";
+    } else {
+        const int64_t m_blocks = (p.M + b.mc - 1) / b.mc;
+        const char *pack_b = p.packed_b ? "prepacked"
+                             : m_blocks == 1 ? "per_task (each panel packed by the task using it)"
+                                             : "per_call (all panels before the tasks)";
+        s = "path=packed tile=" + std::to_string(kMR) + "x" + std::to_string(kNR) +
+            " pack_a=yes pack_b=" + pack_b;
+    }
+    s += " k_groups=" + std::to_string(b.kg) + " (" + std::to_string(group_k(p.kind)) +
+         " per group) kcg=" + std::to_string(b.kcg) + " mc=" + std::to_string(b.mc) +
+         " nc=" + std::to_string(b.nc) + " threads=" + std::to_string(b.nthreads);
+    return s;
+}
+
+}  // namespace anvil::lowp
