@@ -172,7 +172,7 @@ anvil_status_t anvil_matmul_pack_weights(anvil_matmul_t matmul, const void *B, v
     h.panel_bytes = matmul->panel_bytes;
     uint8_t *panels = out + sizeof(h);
     auto *colsum = h.has_colsum ? reinterpret_cast<int32_t *>(panels + matmul->panel_bytes) : nullptr;
-    const int64_t np = (d.N + lowp::kNR - 1) / lowp::kNR;
+    const int64_t np = d.N / lowp::kNR + (d.N % lowp::kNR != 0);  // no overflow for huge N with K = 0
     if (d.K > 0 && d.N > 0)
         lowp::pack_b(matmul->kind, matmul->tb, d.K, d.N, B, d.ldb, 0, np, panels, colsum);
     else if (colsum)
