@@ -60,7 +60,7 @@ reporter::reporter(const options &o, const run_info &info) : o_(o), info_(info) 
                      "status,variant,anvil_spread_pct,peer_spread_pct,anvil_gbps,peer_gbps,"
                      "peer_pct_peak,peer_impl,backend,peer2,peer2_gflops,ratio2,peer2_pct_peak,"
                      "peer2_spread_pct,peer2_gbps,peer2_impl,attrs,base_anvil_gflops,chain_cost_pct,"
-                     "base_peer_gflops,peer_chain_cost_pct\n");
+                     "base_peer_gflops,peer_chain_cost_pct,read_gbps,anvil_pct_bw,peer_pct_bw\n");
         std::fflush(csv_);
     }
 }
@@ -111,8 +111,16 @@ void reporter::text_row(const row &r) {
                              r.peer_base_gflops);
         }
         if (r.p.M <= 4) {
+            const double bw = info_.read_gbps;
+            auto pct = [&](double gbps) {
+                if (bw > 0) std::fprintf(f, " (%.0f%% bw)", 100 * gbps / bw);
+            };
             std::fprintf(f, " | weights GB/s anvil %.1f", r.anvil_gbps);
-            if (!r.peer.empty()) std::fprintf(f, " %s %.1f", r.peer.c_str(), r.peer_gbps);
+            pct(r.anvil_gbps);
+            if (!r.peer.empty()) {
+                std::fprintf(f, " %s %.1f", r.peer.c_str(), r.peer_gbps);
+                pct(r.peer_gbps);
+            }
             if (!r.peer2.empty()) std::fprintf(f, " %s %.1f", r.peer2.c_str(), r.peer2_gbps);
         }
     }
@@ -139,7 +147,10 @@ void reporter::csv_row(const row &r) {
         g(peer2, 100 * r.peer2_spread), g(peer2 && gb, r.peer2_gbps), csv_field(r.peer2_impl),
         csv_field(r.attrs), g(t && r.chain, r.base_gflops), g(t && r.chain, r.chain_cost),
         g(t && r.chain && r.peer_base_gflops > 0, r.peer_base_gflops),
-        g(t && r.chain && r.peer_base_gflops > 0, r.peer_chain_cost)};
+        g(t && r.chain && r.peer_base_gflops > 0, r.peer_chain_cost),
+        g(t && gb && info_.read_gbps > 0, info_.read_gbps),
+        g(t && gb && info_.read_gbps > 0, 100 * r.anvil_gbps / info_.read_gbps),
+        g(peer && gb && info_.read_gbps > 0, 100 * r.peer_gbps / info_.read_gbps)};
     std::string line;
     for (size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
     std::fprintf(csv_, "%s\n", line.c_str());
@@ -167,6 +178,7 @@ void reporter::finish(int failures, const std::vector<skipped_line> &skipped) {
                  json_str(info_.dt).c_str(), json_str(info_.peak_probe).c_str(),
                  num(info_.peak_gflops, "%.2f").c_str());
     std::fprintf(f, "  \"peak_unit\": %s,\n", json_str(dt_unit(info_.dt)).c_str());
+    std::fprintf(f, "  \"read_gbps\": %s,\n", num(info_.read_gbps, "%.2f").c_str());
     std::fprintf(f, "  \"pinned\": %s,\n  \"affinity\": %s,\n", info_.pinned ? "true" : "false",
                  json_str(info_.affinity).c_str());
     std::fprintf(f, "  \"failures\": %d,\n  \"skipped\": [", failures);

@@ -5,7 +5,10 @@
 // followed by extra columns (variant,anvil_spread_pct,peer_spread_pct,
 // anvil_gbps,peer_gbps,peer_pct_peak,peer_impl,backend,peer2,peer2_gflops,
 // ratio2,peer2_pct_peak,peer2_spread_pct,peer2_gbps,peer2_impl,attrs,
-// base_anvil_gflops,chain_cost_pct,base_peer_gflops,peer_chain_cost_pct).
+// base_anvil_gflops,chain_cost_pct,base_peer_gflops,peer_chain_cost_pct,
+// read_gbps,anvil_pct_bw,peer_pct_bw).  For M <= 4 (weights streamed once:
+// memory-bound) *_pct_bw is the weights' GB/s in % of the measured read
+// bandwidth read_gbps.
 // attrs: the low-precision matmul handle's attributes ("dst=bf16 bias
 // po=gelu_tanh+add:f32"; empty otherwise); base_* / *chain_cost_pct: with
 // --chain-cost, the same matmul without attributes and the cost of the
@@ -61,6 +64,7 @@ struct run_info {
     std::string isa, backend;
     std::string peak_probe;
     double peak_gflops = 0;
+    double read_gbps = 0;     // measured read bandwidth (perf with M <= 4 problems; 0 = not measured)
     bool pinned = false;
     std::string affinity;
 };
