@@ -19,6 +19,7 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
                 (d.epi_flags & lowp::EPI_SCALE_1 ? "_scale1" : "") +
                 (d.epi_flags & lowp::EPI_SCALE_N ? "_scalen" : "") +
                 (d.epi_flags & lowp::EPI_BIAS ? "_bias" : "") +
+                (d.epi_binary == lowp::EPI_ADD_F32 ? "_addf32" : d.epi_binary == lowp::EPI_ADD_BF16 ? "_addbf16" : "") +
                 (d.epi_flags & lowp::EPI_RELU ? "_relu" : "") +
                 (d.epi_flags & lowp::EPI_LEAKY ? "_leaky" : "") + (d.epi_flags & lowp::EPI_ZP ? "_zp" : "");
     return name;
@@ -99,7 +100,8 @@ void jit_lp_avx512::store_acc() {
 // zmm29 = col_factor, zmm26..28 temporaries, zmm25 = 0, zmm24 = the leaky
 // slope; k1 / k2 the store masks of
 // vectors 0 / 1, k3 a temporary.  GPRs: r10 = dst_ld, rax = the row's
-// dst, r11 = colsum, rsi = scales, rdx = bias (all free after the K loop).
+// dst, r11 = colsum, rsi = scales, rdx = bias, r8 = the row's residual,
+// r9 = its row stride (all free after the K loop).
 namespace {
 const Zmm z_scale(31), z_zp(30), z_factor(29), z_t1(28), z_t2(27), z_t3(26), z_zero(25), z_alpha(24);
 const Opmask k_tmp(3);
@@ -113,6 +115,14 @@ void jit_lp_avx512::store_fused() {
     if (row0_) {
         imul(r11, r10, row0_);
         add(rax, r11);
+    }
+    if (d_.epi_binary) {
+        mov(r8, ptr[reg_args + offsetof(lp_ukernel_args, binary)]);
+        mov(r9, ptr[reg_args + offsetof(lp_ukernel_args, binary_ld)]);
+        if (row0_) {
+            imul(r11, r9, row0_);  // before r11 holds colsum
+            add(r8, r11);
+        }
     }
     if (f & lowp::EPI_COMP) {
         mov(r11, ptr[reg_args + offsetof(lp_ukernel_args, colsum)]);
@@ -132,7 +142,10 @@ void jit_lp_avx512::store_fused() {
             finish_vec(acc(i, j), j);
             store_converted(acc(i, j), j);
         }
-        if (i + 1 < rows_) add(rax, r10);
+        if (i + 1 < rows_) {
+            add(rax, r10);
+            if (d_.epi_binary) add(r8, r9);
+        }
     }
 }
 
@@ -155,6 +168,15 @@ void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
     if (f & lowp::EPI_SCALE_1) vmulps(v, v, z_scale);
     if (f & lowp::EPI_BIAS) {
         vmovups(z_t1 | km | T_z, ptr[rdx + j * kVecBytes]);
+        vaddps(v, v, z_t1);
+    }
+    // The residual (masked: the row may end at the tile's last column).
+    if (d_.epi_binary == lowp::EPI_ADD_F32) {
+        vmovups(z_t1 | km | T_z, ptr[r8 + j * kVecBytes]);
+        vaddps(v, v, z_t1);
+    } else if (d_.epi_binary == lowp::EPI_ADD_BF16) {
+        vpmovzxwd(z_t1 | km | T_z, ptr[r8 + j * kLanes * 2]);  // bf16 -> the f32's high half
+        vpslld(z_t1, z_t1, 16);
         vaddps(v, v, z_t1);
     }
     if (f & lowp::EPI_RELU) {

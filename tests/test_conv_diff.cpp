@@ -528,8 +528,9 @@ const dt kCombos[][3] = {
 constexpr int kNumCombos = 13;
 
 // Post-op chains (index -> chain); the bias flag of chain 2 is forced on.
+constexpr int kNumChains = 12;
 std::vector<anvil_post_op_t> chain(int i) {
-    switch (i % 9) {
+    switch (i % kNumChains) {
         case 0: return {};
         case 1: return {eltwise(anvil_eltwise_relu)};
         case 2:  // bias + gelu_tanh + residual add (dst-shaped)
@@ -541,7 +542,14 @@ std::vector<anvil_post_op_t> chain(int i) {
         case 5: return {eltwise(anvil_eltwise_sigmoid)};
         case 6: return {eltwise(anvil_eltwise_silu), binary(anvil_binary_add, true, anvil_dt_bf16)};
         case 7: return {eltwise(anvil_eltwise_tanh), binary(anvil_binary_mul, false, anvil_dt_f32, 5)};
-        default: return {eltwise(anvil_eltwise_gelu_erf), eltwise(anvil_eltwise_relu)};
+        case 8: return {eltwise(anvil_eltwise_gelu_erf), eltwise(anvil_eltwise_relu)};
+        // ResNet's residual: add then relu (fused into the JIT stores), f32 /
+        // bf16 operands with and without rows padded past OC.
+        case 9: return {binary(anvil_binary_add, false), eltwise(anvil_eltwise_relu)};
+        case 10:
+            return {binary(anvil_binary_add, false, anvil_dt_bf16, 3),
+                    eltwise(anvil_eltwise_leaky_relu, 0.25f)};
+        default: return {binary(anvil_binary_add, false, anvil_dt_f32, 7)};
     }
 }
 
@@ -553,7 +561,7 @@ conv_cfg make_cfg(const conv_shape &s, int combo, int c, tu::rng &r) {
     q.wei = kCombos[combo][1];
     q.dst = kCombos[combo][2];
     q.layout = (c % 2) ? anvil_conv_weights_hwio : anvil_conv_weights_oihw;
-    const int ch = int(r.ival(0, 8));
+    const int ch = int(r.ival(0, kNumChains - 1));
     q.ops = chain(ch);
     q.bias = ch == 2 || r.ival(0, 1);
     const bool i8 = cr::is_int8(q.src);
@@ -731,7 +739,7 @@ TEST_CASE("conv: requantised outputs saturate on every path (fused stores includ
         REQUIRE(anvil::conv::parse_conv_descriptor(text, &s, &err));
         for (dt src : {anvil_dt_u8, anvil_dt_s8})
             for (dt out : {anvil_dt_u8, anvil_dt_s8})
-                for (int ch : {0, 1}) {
+                for (int ch : {0, 1, 9}) {
                     conv_cfg q;
                     q.s = s;
                     q.src = src;
@@ -767,7 +775,7 @@ TEST_CASE("conv: random fractions (f32, bf16) within the accumulation bound") {
             q.f = fill::fraction;
             q.layout = (li + k) % 2 ? anvil_conv_weights_hwio : anvil_conv_weights_oihw;
             q.bias = r.ival(0, 1);
-            q.ops = chain(int(r.ival(0, 8)));
+            q.ops = chain(int(r.ival(0, kNumChains - 1)));
             q.scale_mode = int(r.ival(0, 2));
             q.pow2_scales = r.ival(0, 1);
             q.peer = (li + k) % 2 == 0;

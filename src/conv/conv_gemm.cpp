@@ -115,6 +115,9 @@ struct call_ctx {
     const float *bias;
     float zero_point;
     float alpha;  // a fused leaky_relu's slope
+    const uint8_t *binary;  // a fused residual add's operand (element (0, 0)), or null
+    int64_t binary_ld;      // its row stride, bytes
+    int binary_bytes;       // its element size
     const int32_t *colsum_of(int64_t grp) const {
         return reinterpret_cast<const int32_t *>(weights + grp * p->group_bytes + p->colsum_offset);
     }
@@ -198,6 +201,10 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
                 a.bias = c.bias ? c.bias + j_first + col : nullptr;
                 a.zero_point = c.zero_point;
                 a.alpha = c.alpha;
+                if (c.binary) {
+                    a.binary = c.binary + t.q0 * c.binary_ld + (j_first + col) * c.binary_bytes;
+                    a.binary_ld = c.binary_ld;
+                }
                 a.store_mask[0] = uint16_t(w >= 16 ? 0xffff : (1u << w) - 1);
                 a.store_mask[1] = uint16_t(w >= 32 ? 0xffff : w > 16 ? (1u << (w - 16)) - 1 : 0);
             }
@@ -356,13 +363,21 @@ namespace {
 // The fused-epilogue descriptor bits of a chain, or false when the chain
 // needs the generic epilogue (post-ops, s32 output, row sums).
 bool fused_epilogue_of(const conv_plan &p, const lowp::chain_spec &ch, uint8_t *out,
-                       uint8_t *flags) {
-    // At most one relu / leaky_relu post-op is fused; others need the
-    // portable chain.
-    if (ch.ops.size() > 1 || ch.bo != 0) return false;
+                       uint8_t *flags, uint8_t *binary) {
+    // Fused: at most one residual add (a dst-shaped f32 / bf16 tensor),
+    // then at most one relu / leaky_relu -- ResNet's "add, relu" -- in that
+    // order; other chains need the portable epilogue.
+    if (ch.ops.size() > 2 || ch.bo != 0) return false;
+    size_t t = 0;
+    *binary = lowp::EPI_ADD_NONE;
+    if (t < ch.ops.size() && ch.ops[t].is_binary) {
+        const lowp::post_op &o = ch.ops[t++];
+        if (o.binary != lowp::binary_alg::add || o.per_n) return false;
+        *binary = o.src_bf16 ? lowp::EPI_ADD_BF16 : lowp::EPI_ADD_F32;
+    }
     uint8_t elt = 0;
-    if (ch.ops.size() == 1) {
-        const lowp::post_op &o = ch.ops[0];
+    if (t < ch.ops.size()) {
+        const lowp::post_op &o = ch.ops[t++];
         if (o.is_binary) return false;
         if (o.eltwise == lowp::eltwise_alg::relu)
             elt = lowp::EPI_RELU;
@@ -371,6 +386,7 @@ bool fused_epilogue_of(const conv_plan &p, const lowp::chain_spec &ch, uint8_t *
         else
             return false;
     }
+    if (t != ch.ops.size()) return false;
     switch (ch.out) {
         case lowp::out_type::f32: *out = lowp::EPI_F32; break;
         case lowp::out_type::bf16: *out = lowp::EPI_BF16; break;
@@ -407,8 +423,9 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                     k->lp[acc][m][nv] = ref.fn;
                     k->keep_alive.push_back(ref.keep_alive);
                 }
-        uint8_t epi_out = 0, epi_flags = 0;
-        if (!be.supports_fused_epilogue() || !fused_epilogue_of(p, chain, &epi_out, &epi_flags))
+        uint8_t epi_out = 0, epi_flags = 0, epi_binary = 0;
+        if (!be.supports_fused_epilogue() ||
+            !fused_epilogue_of(p, chain, &epi_out, &epi_flags, &epi_binary))
             return anvil_success;
         for (int bias = 0; bias < 2; ++bias)
             for (int acc = 0; acc < 2; ++acc)
@@ -418,7 +435,8 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                         lowp::lp_ukernel_ref ref;
                         const uint8_t f = uint8_t(epi_flags | (bias ? lowp::EPI_BIAS : 0));
                         const anvil_status_t st = be.get(
-                            lowp::make_lp_epi_desc(uint8_t(be.tier()), p.lp, m, nv, acc, epi_out, f),
+                            lowp::make_lp_epi_desc(uint8_t(be.tier()), p.lp, m, nv, acc, epi_out, f,
+                                                   epi_binary),
                             &ref);
                         if (st != anvil_success) return st;
                         k->lp_fused[bias][acc][m][nv] = ref.fn;
@@ -515,7 +533,12 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
         c.scales_per_n = chain.scales_per_n;
         c.bias = ops.bias;
         c.zero_point = chain.c_zero_point;
-        c.alpha = chain.ops.empty() ? 0.0f : chain.ops[0].alpha;
+        c.alpha = chain.ops.empty() ? 0.0f : chain.ops.back().alpha;
+        if (!chain.ops.empty() && chain.ops[0].is_binary) {  // the fused residual add
+            c.binary = static_cast<const uint8_t *>(ops.binary[0]);
+            c.binary_bytes = chain.ops[0].src_bf16 ? 2 : 4;
+            c.binary_ld = chain.ops[0].ld * c.binary_bytes;
+        }
     }
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;

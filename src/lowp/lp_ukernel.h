@@ -70,6 +70,8 @@ struct lp_ukernel_args {
     //     | acc                                           (bf16)
     //   x = x * scales[c] (EPI_SCALE_N) | x * scales[0] (EPI_SCALE_1)
     //   x = x + bias[c]  (EPI_BIAS)
+    //   x = x + binary(i, c)  (desc.epi_binary: a residual tensor, row i at
+    //       binary + i * binary_ld bytes, f32 or bf16; bf16 widened exactly)
     //   x = relu(x) (EPI_RELU) | leaky_relu(x, alpha) (EPI_LEAKY), as the
     //       chain's eltwise ops (x <= 0 -> +0; x > 0 ? x : alpha * x)
     //   x = x + zero_point (EPI_ZP)
@@ -84,6 +86,8 @@ struct lp_ukernel_args {
     float zero_point;
     uint16_t store_mask[2];
     float alpha;  // EPI_LEAKY's slope
+    const uint8_t *binary;  // desc.epi_binary: the residual at the tile's first element
+    int64_t binary_ld;      // bytes between its rows
 };
 
 // desc.epi_out: what the fused epilogue stores (0: none, acc as above).
@@ -99,6 +103,10 @@ enum : uint8_t {
     EPI_LEAKY = 64,
 };
 
+// desc.epi_binary: a residual add fused after the bias (before relu /
+// leaky_relu), its operand f32 or bf16.
+enum : uint8_t { EPI_ADD_NONE = 0, EPI_ADD_F32 = 1, EPI_ADD_BF16 = 2 };
+
 using lp_ukernel_fn = void (*)(const lp_ukernel_args *);
 
 // What a kernel is specialised on.  POD, hashed bytewise by the cache, so
@@ -111,7 +119,7 @@ struct lp_ukernel_desc {
     uint8_t accumulate;  // 0 or 1
     uint8_t epi_out;     // EPI_*: fused epilogue output type (0: none)
     uint8_t epi_flags;   // EPI_COMP | EPI_SCALE_* | EPI_BIAS | EPI_RELU / EPI_LEAKY | EPI_ZP
-    uint8_t reserved;
+    uint8_t epi_binary;  // EPI_ADD_*: fused residual add (epi_out != 0 only)
 };
 static_assert(sizeof(lp_ukernel_desc) == 8, "lp_ukernel_desc must stay 8 packed bytes");
 
@@ -126,10 +134,12 @@ inline lp_ukernel_desc make_lp_desc(uint8_t tier, lp_kind kind, int m, int nv, b
 }
 
 inline lp_ukernel_desc make_lp_epi_desc(uint8_t tier, lp_kind kind, int m, int nv, bool accumulate,
-                                        uint8_t epi_out, uint8_t epi_flags) {
+                                        uint8_t epi_out, uint8_t epi_flags,
+                                        uint8_t epi_binary = EPI_ADD_NONE) {
     lp_ukernel_desc d = make_lp_desc(tier, kind, m, nv, accumulate);
     d.epi_out = epi_out;
     d.epi_flags = epi_out ? epi_flags : 0;
+    d.epi_binary = epi_out ? epi_binary : 0;
     return d;
 }
 
