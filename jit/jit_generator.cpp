@@ -61,9 +61,13 @@ uint8_t *jit_generator::scratch_buffer() {
 }
 
 void jit_generator::preamble(std::initializer_list<Xbyak::Reg64> saved) {
+    preamble(std::vector<Xbyak::Reg64>(saved));
+}
+
+void jit_generator::preamble(const std::vector<Xbyak::Reg64> &saved) {
     push(rbp);
     mov(rbp, rsp);
-    saved_.assign(saved.begin(), saved.end());
+    saved_ = saved;
     for (const auto &r : saved_) push(r);
 }
 

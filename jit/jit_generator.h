@@ -29,6 +29,7 @@ protected:
     // matching epilogue; callee-saved registers the kernel uses go in
     // `saved` and are pushed/popped in order.
     void preamble(std::initializer_list<Xbyak::Reg64> saved);
+    void preamble(const std::vector<Xbyak::Reg64> &saved);
     void postamble();
 
 private:

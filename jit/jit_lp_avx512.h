@@ -33,6 +33,9 @@ private:
     void store_acc() override;
     // The fused epilogue (desc.epi_out != 0): finish and store each row.
     void store_fused();
+    void load_dst_row0();  // rax = dst of the chunk's first row
+    bool fast_bf16_store() const;
+    void store_rows_bf16_fast();
     void finish_vec(const Xbyak::Zmm &v, int j);  // compensation, scale, bias, zero point
     void store_converted(const Xbyak::Zmm &v, int j);
     Xbyak::Label consts_;  // broadcast constants of the conversions, after the code

@@ -12,10 +12,23 @@ void jit_lp_generator::generate(int max_rows) {
     const int chunks = (m + max_rows - 1) / max_rows;
     const int base = m / chunks, extra = m % chunks;  // the first `extra` chunks get a row more
     const bool uses_rbx = base + (extra ? 1 : 0) > 10;
-    if (uses_rbx)
-        preamble({reg_a10, reg_b_pf});
-    else
-        preamble({reg_b_pf});
+    // Fused-epilogue kernels loop over args.m_tiles row tiles (their tile
+    // never leaves the registers, so one chunk covers it).
+    row_loop_ = d_.epi_out != lowp::EPI_NONE && chunks == 1;
+    std::vector<Reg64> saved{reg_b_pf};
+    if (uses_rbx) saved.push_back(reg_a10);
+    if (row_loop_) saved.insert(saved.end(), {reg_tiles, reg_tile_a, reg_tile_row});
+    preamble(saved);
+    Label tile_loop;
+    if (row_loop_) {
+        mov(reg_tiles, ptr[reg_args + offsetof(lp_ukernel_args, m_tiles)]);
+        mov(reg_tile_a, ptr[reg_args + offsetof(lp_ukernel_args, a)]);
+        xor_(reg_tile_row, reg_tile_row);
+        mov(eax, 1);
+        cmp(reg_tiles, 1);
+        cmovl(reg_tiles, rax);  // 0 (the default) or a bad count: one tile
+        L(tile_loop);
+    }
     for (int t = 0; t < chunks; ++t) {
         rows_ = base + (t < extra ? 1 : 0);
         row0_ = t * base + (t < extra ? t : extra);
@@ -28,6 +41,12 @@ void jit_lp_generator::generate(int max_rows) {
         else
             pf_ = t == 0 ? prefetch::own_b_ahead : prefetch::none;
         emit_chunk();
+    }
+    if (row_loop_) {
+        add(reg_tile_a, ptr[reg_args + offsetof(lp_ukernel_args, a_tile_rs)]);
+        add(reg_tile_row, m);
+        dec(reg_tiles);
+        jnz(tile_loop, T_NEAR);
     }
     postamble();
 }
@@ -51,6 +70,11 @@ void jit_lp_generator::load_acc_ptr() {
         imul(reg_a, reg_ldc, row0_);  // reg_a is free outside the K loop
         add(reg_c, reg_a);
     }
+    if (row_loop_) {
+        mov(reg_a, reg_tile_row);
+        imul(reg_a, reg_ldc);
+        add(reg_c, reg_a);
+    }
 }
 
 void jit_lp_generator::load_args() {
@@ -72,7 +96,10 @@ void jit_lp_generator::load_args() {
     // A rows of the chunk: five off each base register, since x86 scales
     // only reach 1, 2, 4 (and reg_astr3 gives 3).  Only addresses are
     // formed here; rows >= m are never dereferenced.
-    mov(reg_a, ptr[reg_args + offsetof(lp_ukernel_args, a)]);
+    if (row_loop_)
+        mov(reg_a, reg_tile_a);
+    else
+        mov(reg_a, ptr[reg_args + offsetof(lp_ukernel_args, a)]);
     mov(reg_astr, ptr[reg_args + offsetof(lp_ukernel_args, a_rs)]);
     if (row0_) {
         imul(reg_a5, reg_astr, row0_);

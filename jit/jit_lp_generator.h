@@ -9,6 +9,7 @@
 // complete pass: init, K loop, store.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "jit/jit_generator.h"
 #include "lowp/lp_ukernel.h"
@@ -60,6 +61,12 @@ protected:
     // Outside the K loop only: the A registers are free there.
     const Xbyak::Reg64 reg_c = rax;      // acc row pointer
     const Xbyak::Reg64 reg_ldc = r10;    // acc_ld in bytes
+    // The row-tile loop (row_loop_; callee-saved): tiles left, the current
+    // tile's A and its first row (m * tile index).
+    const Xbyak::Reg64 reg_tiles = r12;
+    const Xbyak::Reg64 reg_tile_a = r14;
+    const Xbyak::Reg64 reg_tile_row = r15;
+    bool row_loop_ = false;  // the kernel walks args.m_tiles row tiles
 
 private:
     // Which lines a chunk prefetches while it walks B.

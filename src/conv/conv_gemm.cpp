@@ -95,6 +95,7 @@ struct call_ctx {
     const conv_gemm_kernels *k;
     const uint8_t *src;      // view or the caller's source
     bool contiguous;         // pixels map 1:1 to source pixels (1x1, stride 1, no padding)
+    bool row_tiles;          // contiguous, one kernel call per tile, fused: run_unit_row_tiles
     int64_t units;           // pixel units: output rows, or chunks of tiles
     int64_t unit_pixels;     // pixels per chunk (contiguous, im2col_all)
     int64_t panels_per_block;
@@ -134,6 +135,33 @@ struct tile {
     // kernel rows that lie wholly in the padding), else -1.
     int64_t oh = -1;
 };
+
+// The kernel arguments of a fused-epilogue call (lp kernels that finish
+// the chain and store into dst themselves) for panel pn of group grp,
+// whose tile starts at global pixel q0: everything but A, the accumulator
+// and the K / row extents.
+lowp::lp_ukernel_args fused_args(const call_ctx &c, int64_t grp, int64_t pn, int64_t q0) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t w = panel_width(p, pn);
+    const int64_t j = grp * g.OCg + pn * kConvNR;  // the panel's first output channel
+    lowp::lp_ukernel_args a{};
+    a.dst = c.dst + (q0 * g.OC + j) * c.out_bytes;
+    a.dst_ld = g.OC * c.out_bytes;
+    a.colsum = c.colsum_of(grp) + pn * kConvNR;
+    a.col_factor = c.col_factor;
+    a.scales = c.scales ? c.scales + (c.scales_per_n ? j : 0) : nullptr;
+    a.bias = c.bias ? c.bias + j : nullptr;
+    a.zero_point = c.zero_point;
+    a.alpha = c.alpha;
+    if (c.binary) {
+        a.binary = c.binary + q0 * c.binary_ld + j * c.binary_bytes;
+        a.binary_ld = c.binary_ld;
+    }
+    a.store_mask[0] = uint16_t(w >= 16 ? 0xffff : (1u << w) - 1);
+    a.store_mask[1] = uint16_t(w >= 32 ? 0xffff : w > 16 ? (1u << (w - 16)) - 1 : 0);
+    return a;
+}
 
 // Runs every panel of one oc block over one tile.
 void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t p1,
@@ -179,10 +207,11 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
         const int64_t col = (pn - p0) * kConvNR;
         width = col + w;
         if (p.path == conv_path::gemm_lp) {
-            const int64_t kg_all = p.K / p.gk;
-            const uint8_t *panel = wg + pn * kg_all * kConvNR * 4;
+            const uint8_t *panel = wg + pn * (p.K / p.gk) * kConvNR * 4;
             const int nv = int(ceil_div(w, 16));
-            lowp::lp_ukernel_args a{};
+            const bool fuse = c.fused != nullptr;
+            lowp::lp_ukernel_args a =
+                fuse ? fused_args(c, grp, pn, t.q0) : lowp::lp_ukernel_args{};
             a.a_rs = t.a_rs;
             a.b_ld = kConvNR * 4;
             a.acc = acc_buf + col * 4;
@@ -190,24 +219,6 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             a.kg = kcall / p.gk;
             a.m = t.m;
             a.n = w;
-            const bool fuse = c.fused != nullptr;
-            if (fuse) {
-                // The last call finishes the chain and stores into dst.
-                a.dst = c.dst + (t.q0 * g.OC + j_first + col) * c.out_bytes;
-                a.dst_ld = g.OC * c.out_bytes;
-                a.colsum = c.colsum_of(grp) + pn * kConvNR;
-                a.col_factor = c.col_factor;
-                a.scales = c.scales ? c.scales + (c.scales_per_n ? j_first + col : 0) : nullptr;
-                a.bias = c.bias ? c.bias + j_first + col : nullptr;
-                a.zero_point = c.zero_point;
-                a.alpha = c.alpha;
-                if (c.binary) {
-                    a.binary = c.binary + t.q0 * c.binary_ld + (j_first + col) * c.binary_bytes;
-                    a.binary_ld = c.binary_ld;
-                }
-                a.store_mask[0] = uint16_t(w >= 16 ? 0xffff : (1u << w) - 1);
-                a.store_mask[1] = uint16_t(w >= 32 ? 0xffff : w > 16 ? (1u << (w - 16)) - 1 : 0);
-            }
             for (int64_t s = s_first; s <= s_last; ++s) {
                 const int acc = s > s_first;
                 a.a = t.a + a_off(s);
@@ -257,6 +268,50 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
                      ? reinterpret_cast<const int32_t *>(wg + p.colsum_offset) + p0 * kConvNR
                      : nullptr;
     c.epi->apply(blk);
+}
+
+// A unit of a 1x1 stride-1 unpadded convolution with a fused epilogue:
+// the pixels [q_begin, q_begin + len) are rows of A as they lie in the
+// source, and each panel takes one kernel call for all its whole mr-row
+// tiles (args.m_tiles) and one for the rest.  With few input channels a
+// tile is a few dozen cycles of arithmetic, so the per-call cost of the
+// tile-by-tile walk would otherwise dominate.
+void run_unit_row_tiles(const call_ctx &c, int64_t q_begin, int64_t len, int64_t grp, int64_t p0,
+                        int64_t p1, uint8_t *acc_buf) {
+    const conv_plan &p = *c.p;
+    const int mr = c.k->mr;
+    const int64_t pix_bytes = p.Cv * p.eb;
+    const uint8_t *a0 = c.src + q_begin * pix_bytes + grp * p.ICgp * p.eb;
+    const uint8_t *wg = c.weights + grp * p.group_bytes;
+    const int64_t full = len / mr, rest = len % mr;
+    for (int64_t pn = p0; pn < p1; ++pn) {
+        const int64_t w = panel_width(p, pn);
+        const int nv = int(ceil_div(w, 16));
+        lowp::lp_ukernel_args a = fused_args(c, grp, pn, q_begin);
+        a.b = wg + pn * (p.K / p.gk) * kConvNR * 4;
+        a.b_ld = kConvNR * 4;
+        a.a_rs = pix_bytes;
+        a.acc = acc_buf;  // not written: the epilogue stores into dst
+        a.acc_ld = kConvNR;
+        a.kg = p.K / p.gk;
+        a.n = w;
+        if (full > 0) {
+            a.a = a0;
+            a.m = mr;
+            a.m_tiles = full;
+            a.a_tile_rs = mr * pix_bytes;
+            c.fused[0][mr][nv](&a);
+        }
+        if (rest > 0) {
+            const int64_t r0 = full * mr;
+            a.a = a0 + r0 * pix_bytes;
+            a.m = rest;
+            a.m_tiles = 1;
+            a.dst += r0 * a.dst_ld;
+            if (a.binary) a.binary += r0 * a.binary_ld;
+            c.fused[0][rest][nv](&a);
+        }
+    }
 }
 
 // Copies len bytes in 32-byte pieces: may write up to 31 bytes past
@@ -330,6 +385,10 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
     if (c.contiguous || p.im2col_all) {
         const int64_t q_begin = unit * c.unit_pixels;
         const int64_t len = std::min(c.unit_pixels, g.pixels() - q_begin);
+        if (c.row_tiles) {
+            run_unit_row_tiles(c, q_begin, len, grp, p0, p1, acc_buf);
+            return;
+        }
         for_tiles(len, mr, [&](int64_t s, int64_t m) {
             const int64_t q0 = q_begin + s;
             if (p.im2col_all) {
@@ -540,6 +599,10 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
             c.binary_ld = chain.ops[0].ld * c.binary_bytes;
         }
     }
+    // A contiguous 1x1 convolution has one K step per tile (K = its
+    // channels): fused kernels can then walk many tiles per call.
+    c.row_tiles = c.contiguous && c.fused && !p.im2col_all && p.path == conv_path::gemm_lp &&
+                  g.taps() == 1 && p.K == p.ICgp;
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;
         const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;

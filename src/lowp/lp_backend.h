@@ -24,7 +24,8 @@ public:
     // Kernel for desc (1 <= m <= kMR, nv in {1, 2}, a supported kind).
     virtual anvil_status_t get(const lp_ukernel_desc &desc, lp_ukernel_ref *out) const = 0;
     // Whether get() accepts descriptors with a fused epilogue (epi_out != 0);
-    // the others refuse them with anvil_unsupported.
+    // the others refuse them with anvil_unsupported.  Fused-epilogue
+    // kernels also honour args.m_tiles (lp_ukernel.h).
     virtual bool supports_fused_epilogue() const { return false; }
 };
 

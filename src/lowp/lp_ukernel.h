@@ -88,6 +88,15 @@ struct lp_ukernel_args {
     float alpha;  // EPI_LEAKY's slope
     const uint8_t *binary;  // desc.epi_binary: the residual at the tile's first element
     int64_t binary_ld;      // bytes between its rows
+    // Row tiles (fused-epilogue kernels only; 0 or 1: one tile).  A call
+    // with m_tiles = T computes T tiles of m rows each, one after another
+    // with the same B: tile t reads A at a + t * a_tile_rs and writes the
+    // rows m * t .. m * t + m - 1 of dst (and reads those of binary), as T
+    // calls with a, dst and binary advanced would -- without paying the
+    // call, argument and setup cost T times, which dominates when K is
+    // small (1x1 convolutions over 16..32 channels).
+    int64_t m_tiles;
+    int64_t a_tile_rs;  // bytes between the A of consecutive tiles
 };
 
 // desc.epi_out: what the fused epilogue stores (0: none, acc as above).

@@ -1,0 +1,260 @@
+// Fused-epilogue lp kernels (lp_ukernel.h, desc.epi_out != 0) of the AVX-512
+// JIT backend, the two things the convolution's tile walk relies on that the
+// conv differential tests only see indirectly:
+//
+// * row tiles: one call with args.m_tiles = T writes exactly what T calls of
+//   one tile each (A, dst and the residual advanced by a tile) write, bit
+//   for bit, and nothing outside those rows and the store mask's columns;
+// * bf16 output: the kernels convert with vcvtne2ps2bf16, which flushes
+//   denormal inputs to zero, and fall back to the exact conversion for a
+//   tile that holds one.  Outputs of every class (normal, denormal of both
+//   signs, zeros, infinities, NaN) must equal lowp::f32_to_bf16 of the
+//   finished value.
+//
+// The kernels depend on the CPU, not on the ISA cap: the suite runs once.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "lowp/lp_backend.h"
+#include "lowp/lp_ref.h"
+#include "test_util.h"
+
+#if ANVIL_TESTS_HAVE_JIT
+
+namespace {
+
+using anvil::lowp::lp_backend;
+using anvil::lowp::lp_kind;
+using anvil::lowp::lp_ukernel_args;
+using anvil::lowp::lp_ukernel_ref;
+namespace lowp = anvil::lowp;
+
+constexpr int kNR = lowp::kNR;
+constexpr uint8_t kSentinel = 0xa5;
+
+const lp_backend *avx512_for(lp_kind kind) {
+    const lp_backend *be = lowp::jit_avx512_lp_backend();
+    return be && be->supports(kind) ? be : nullptr;
+}
+
+lp_ukernel_ref fused_kernel(const lp_backend &be, lp_kind kind, int m, int nv, uint8_t out,
+                            uint8_t flags, uint8_t binary) {
+    lp_ukernel_ref k;
+    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), kind, m, nv, false, out, flags, binary),
+                   &k) == anvil_success);
+    REQUIRE(bool(k.fn));
+    return k;
+}
+
+int out_bytes(uint8_t out) {
+    return out == lowp::EPI_F32 ? 4 : out == lowp::EPI_BF16 ? 2 : 1;
+}
+
+// The operands of `rows` rows of A (K = kg groups), one packed B panel, a
+// residual and per-column bias, scales and column sums, all small integers
+// so that every path is exact.
+struct operands {
+    int64_t rows, kg, a_rs, dst_ld;
+    std::vector<uint8_t> a, b;
+    std::vector<float> bias, scales, residual;
+    std::vector<int32_t> colsum;
+    operands(lp_kind kind, int64_t rows_, int64_t kg_, tu::rng &r)
+        : rows(rows_), kg(kg_), a_rs(kg_ * 4 + 8), dst_ld(kNR + 5) {
+        a.resize(size_t(rows * a_rs));
+        b.resize(size_t(kg * kNR * 4));
+        auto fill = [&](std::vector<uint8_t> &v, bool is_b) {
+            for (size_t i = 0; i + 1 < v.size(); i += 2) {
+                if (kind == lp_kind::bf16) {
+                    const uint16_t x = lowp::f32_to_bf16(float(r.ival(-3, 3)));
+                    std::memcpy(&v[i], &x, 2);
+                } else {
+                    v[i] = uint8_t(is_b ? r.ival(-8, 8) : r.ival(0, 9));
+                    v[i + 1] = uint8_t(is_b ? r.ival(-8, 8) : r.ival(0, 9));
+                }
+            }
+        };
+        fill(a, false);
+        fill(b, true);
+        for (int c = 0; c < kNR; ++c) {
+            bias.push_back(float(r.ival(-20, 20)));
+            scales.push_back(float(r.ival(1, 4)) * 0.25f);
+            colsum.push_back(int32_t(r.ival(-50, 50)));
+        }
+        residual.resize(size_t(rows * dst_ld));
+        for (auto &x : residual) x = float(r.ival(-30, 30));
+    }
+};
+
+// Runs rows [0, tiles * m) of `ops` through the fused kernel: one call with
+// m_tiles = tiles, or (one_call false) one call per tile; returns dst.
+std::vector<uint8_t> run_tiles(const lp_ukernel_ref &k, const operands &ops, int m, int n,
+                               int64_t tiles, uint8_t out, bool one_call) {
+    const int ob = out_bytes(out);
+    std::vector<uint8_t> dst(size_t((ops.rows + 2) * ops.dst_ld * ob), kSentinel);
+    std::vector<float> acc(size_t(lowp::kMR * kNR));
+    lp_ukernel_args a{};
+    a.b = ops.b.data();
+    a.b_ld = kNR * 4;
+    a.acc = acc.data();
+    a.acc_ld = kNR;
+    a.kg = ops.kg;
+    a.m = m;
+    a.n = n;
+    a.a_rs = ops.a_rs;
+    a.dst_ld = ops.dst_ld * ob;
+    a.colsum = ops.colsum.data();
+    a.col_factor = 3;
+    a.scales = ops.scales.data();
+    a.bias = ops.bias.data();
+    a.zero_point = 2.0f;
+    a.alpha = 0.5f;
+    a.binary_ld = ops.dst_ld * 4;
+    a.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
+    a.store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
+    uint8_t *dst0 = dst.data() + ops.dst_ld * ob;  // a guard row above
+    auto at_tile = [&](int64_t t) {
+        a.a = ops.a.data() + t * m * ops.a_rs;
+        a.dst = dst0 + t * m * a.dst_ld;
+        a.binary = reinterpret_cast<const uint8_t *>(ops.residual.data() + t * m * ops.dst_ld);
+    };
+    if (one_call) {
+        at_tile(0);
+        a.m_tiles = tiles;
+        a.a_tile_rs = m * ops.a_rs;
+        k.fn(&a);
+    } else {
+        for (int64_t t = 0; t < tiles; ++t) {
+            at_tile(t);
+            k.fn(&a);
+        }
+    }
+    return dst;
+}
+
+}  // namespace
+
+TEST_SUITE("once") {
+
+TEST_CASE("lp fused kernels: m_tiles row tiles equal tile-by-tile calls, bit for bit") {
+    struct epi_case {
+        uint8_t out, flags, binary;
+    };
+    int ran = 0;
+    for (lp_kind kind : {lp_kind::bf16, lp_kind::u8s8}) {
+        const lp_backend *be = avx512_for(kind);
+        if (!be) continue;
+        const bool int8 = kind == lp_kind::u8s8;
+        const uint8_t comp = int8 ? lowp::EPI_COMP : 0;
+        const epi_case epis[] = {
+            {lowp::EPI_F32, uint8_t(comp | lowp::EPI_BIAS), lowp::EPI_ADD_F32},
+            {lowp::EPI_BF16, uint8_t(lowp::EPI_BIAS | lowp::EPI_RELU), lowp::EPI_ADD_F32},
+            {lowp::EPI_BF16, 0, lowp::EPI_ADD_NONE},
+            {lowp::EPI_U8, uint8_t(comp | lowp::EPI_SCALE_N | lowp::EPI_ZP), lowp::EPI_ADD_NONE},
+            {lowp::EPI_S8, uint8_t(comp | lowp::EPI_SCALE_1 | lowp::EPI_LEAKY), lowp::EPI_ADD_F32},
+        };
+        tu::rng r(7);
+        for (const epi_case &e : epis)
+            for (int m : {1, 5, 11, 12})
+                for (int n : {7, 16, 23, 32})
+                    for (int64_t tiles : {1, 2, 3, 9}) {
+                        const int nv = n > 16 ? 2 : 1;
+                        const int64_t kg = int64_t(r.ival(1, 9));
+                        const operands ops(kind, tiles * m + 3, kg, r);
+                        const lp_ukernel_ref k = fused_kernel(*be, kind, m, nv, e.out, e.flags, e.binary);
+                        const auto one = run_tiles(k, ops, m, n, tiles, e.out, true);
+                        const auto each = run_tiles(k, ops, m, n, tiles, e.out, false);
+                        INFO(k.name, " m=", m, " n=", n, " tiles=", tiles, " kg=", kg);
+                        CHECK(one == each);
+                        // Nothing outside rows < tiles * m and columns < n.
+                        const int ob = out_bytes(e.out);
+                        bool untouched = true;
+                        for (int64_t row = 0; row < ops.rows + 2; ++row)
+                            for (int64_t c = 0; c < ops.dst_ld; ++c) {
+                                const bool written = row >= 1 && row <= tiles * m && c < n;
+                                if (written) continue;
+                                for (int byte = 0; byte < ob; ++byte)
+                                    untouched &= one[size_t((row * ops.dst_ld + c) * ob + byte)] == kSentinel;
+                            }
+                        CHECK(untouched);
+                        ++ran;
+                    }
+    }
+    if (ran == 0) MESSAGE("no AVX-512 lp JIT backend on this CPU: nothing to check");
+}
+
+TEST_CASE("lp fused kernels: bf16 output of every value class equals f32_to_bf16") {
+    const lp_backend *be = avx512_for(lp_kind::bf16);
+    if (!be) {
+        MESSAGE("no AVX512-BF16 here: nothing to check");
+        return;
+    }
+    // A is zero, so acc = 0 and the finished value is 0 + bias[c]: the
+    // bias carries the classes to the conversion unchanged (0 + -0 is +0).
+    const float inf = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float denorm = std::numeric_limits<float>::denorm_min();
+    const float values[] = {1.0f,          -2.5f,        0x1p-126f,        0x1.fffffep-127f,
+                            -0x1p-130f,    denorm,       -denorm,          0x1.0081p-127f,
+                            0.0f,          -0.0f,        inf,              -inf,
+                            nan,           -nan,         0x1.ff7fp127f,    3.0e38f,
+                            0x1.008p0f,    0x1.018p0f,   0x1.7fffffp-127f, -0x1.00ffp-126f};
+    const int nvals = int(sizeof(values) / sizeof(values[0]));
+    for (int m : {1, 4, 12})
+        for (int n : {9, 16, 32}) {
+            const int nv = n > 16 ? 2 : 1;
+            const lp_ukernel_ref k =
+                fused_kernel(*be, lp_kind::bf16, m, nv, lowp::EPI_BF16, lowp::EPI_BIAS, lowp::EPI_ADD_NONE);
+            // Tile sets: all normal (the fast conversion stands), then one
+            // denormal in the last row only, then every class.
+            for (int variant = 0; variant < 3; ++variant) {
+                std::vector<uint16_t> a(size_t(m * 4), 0), b(size_t(2 * kNR * 2), 0);
+                std::vector<float> bias(kNR), acc(size_t(lowp::kMR * kNR));
+                for (int c = 0; c < kNR; ++c)
+                    bias[c] = variant == 2 ? values[c % nvals] : float(c - 7) * 0.375f;
+                if (variant == 1) bias[size_t(n - 1)] = -0x1p-140f;
+                const int64_t ld = kNR + 3;
+                std::vector<uint16_t> dst(size_t(m * ld), 0xdead);
+                lp_ukernel_args args{};
+                args.a = reinterpret_cast<const uint8_t *>(a.data());
+                args.a_rs = 8;
+                args.b = reinterpret_cast<const uint8_t *>(b.data());
+                args.b_ld = kNR * 4;
+                args.acc = acc.data();
+                args.acc_ld = kNR;
+                args.kg = 2;
+                args.m = m;
+                args.n = n;
+                args.dst = reinterpret_cast<uint8_t *>(dst.data());
+                args.dst_ld = ld * 2;
+                args.bias = bias.data();
+                args.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
+                args.store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
+                k.fn(&args);
+                int bad = 0;
+                for (int i = 0; i < m; ++i)
+                    for (int c = 0; c < ld; ++c) {
+                        const uint16_t want = c < n ? lowp::f32_to_bf16(0.0f + bias[size_t(c)]) : 0xdead;
+                        const uint16_t got = dst[size_t(i * ld + c)];
+                        if (got != want && bad++ < 5) {
+                            char msg[160];
+                            std::snprintf(msg, sizeof msg,
+                                          "m=%d n=%d variant=%d row %d col %d (bias %a): got 0x%04x want 0x%04x",
+                                          m, n, variant, i, c, double(bias[size_t(c)]), got, want);
+                            FAIL_CHECK(msg);
+                        }
+                    }
+                CHECK(bad == 0);
+            }
+        }
+}
+
+}  // TEST_SUITE
+
+#endif  // ANVIL_TESTS_HAVE_JIT
