@@ -27,7 +27,7 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
 
 jit_lp_avx512::jit_lp_avx512(const lowp::lp_ukernel_desc &d) : jit_lp_generator(d) {
     n_bcast_ = std::min(4, 32 - d_.m * d_.nv - d_.nv);
-    generate(lowp::kMR);  // 12 x 2 accumulators fit the 32 zmm: one chunk
+    generate(lowp::kMR, true);  // 12 x 2 accumulators fit the 32 zmm: one chunk
     if (d_.epi_out != lowp::EPI_NONE) {
         emit_store_constants(*this, consts_);  // after the return
     }

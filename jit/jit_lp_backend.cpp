@@ -65,6 +65,7 @@ public:
         return lookup<jit::jit_lp_avx512>(t_front_avx512, normalized(desc, t), "lp_avx512:", out);
     }
     bool supports_fused_epilogue() const override { return true; }
+    bool supports_k_segments() const override { return true; }
 };
 
 class jit_avx2_vnni_lp_backend_t final : public lp_backend {

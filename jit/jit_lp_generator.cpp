@@ -7,7 +7,8 @@ namespace anvil::jit {
 using namespace Xbyak;
 using lowp::lp_ukernel_args;
 
-void jit_lp_generator::generate(int max_rows) {
+void jit_lp_generator::generate(int max_rows, bool k_segments) {
+    k_segments_ = k_segments;
     const int m = d_.m;
     const int chunks = (m + max_rows - 1) / max_rows;
     const int base = m / chunks, extra = m % chunks;  // the first `extra` chunks get a row more
@@ -19,6 +20,7 @@ void jit_lp_generator::generate(int max_rows) {
     if (uses_rbx) saved.push_back(reg_a10);
     if (row_loop_) saved.insert(saved.end(), {reg_tiles, reg_tile_a, reg_tile_row});
     preamble(saved);
+    if (k_segments_) sub(rsp, 8);  // the segment countdown
     Label tile_loop;
     if (row_loop_) {
         mov(reg_tiles, ptr[reg_args + offsetof(lp_ukernel_args, m_tiles)]);
@@ -48,6 +50,7 @@ void jit_lp_generator::generate(int max_rows) {
         dec(reg_tiles);
         jnz(tile_loop, T_NEAR);
     }
+    if (k_segments_) add(rsp, 8);
     postamble();
 }
 
@@ -167,6 +170,38 @@ void jit_lp_generator::advance(int groups) {
 }
 
 void jit_lp_generator::k_loop() {
+    if (!k_segments_) {
+        k_groups();
+        return;
+    }
+    // Segments: the K loop once per segment.  It leaves the A registers
+    // kg groups past the segment's start, so the next segment is
+    // a_seg_rs - 4 * kg bytes on; B (and its prefetch stream) just goes on.
+    Label one, seg_loop, segs_done;
+    mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, k_segs)]);
+    cmp(reg_kg, 1);
+    jge(one);
+    mov(reg_kg, 1);  // 0 (the default) or a bad count: one segment
+    L(one);
+    mov(ptr[rsp], reg_kg);
+    mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, kg)]);
+    L(seg_loop);
+    k_groups();
+    dec(qword[rsp]);
+    jz(segs_done, T_NEAR);
+    mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, kg)]);
+    shl(reg_kg, 2);
+    neg(reg_kg);
+    add(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, a_seg_rs)]);
+    add(reg_a, reg_kg);
+    if (rows_ > 5) add(reg_a5, reg_kg);
+    if (rows_ > 10) add(reg_a10, reg_kg);
+    mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, kg)]);
+    jmp(seg_loop, T_NEAR);
+    L(segs_done);
+}
+
+void jit_lp_generator::k_groups() {
     static_assert(kUnrollK == 4, "b_at / prefetch_b address four groups per iteration");
     Label loop4, tail, loop1, done;
     cmp(reg_kg, kUnrollK);

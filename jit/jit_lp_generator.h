@@ -27,7 +27,7 @@ protected:
 
     // Emits the kernel: rows 0..m-1 in near-equal chunks of at most max_rows.
     // Called by the subclass constructor (the hooks below are virtual).
-    void generate(int max_rows);
+    void generate(int max_rows, bool k_segments = false);
 
     // Vector code for the current chunk (rows row0_ .. row0_ + rows_ - 1).
     virtual void init_acc() = 0;     // zero, or load from acc via reg_c / reg_ldc
@@ -67,6 +67,9 @@ protected:
     const Xbyak::Reg64 reg_tile_a = r14;
     const Xbyak::Reg64 reg_tile_row = r15;
     bool row_loop_ = false;  // the kernel walks args.m_tiles row tiles
+    // The kernel reduces over args.k_segs K segments; their countdown
+    // lives in the stack slot [rsp] (no general register is left).
+    bool k_segments_ = false;
 
 private:
     // Which lines a chunk prefetches while it walks B.
@@ -75,7 +78,8 @@ private:
     void emit_chunk();
     void load_args();
     void advance(int groups);
-    void k_loop();
+    void k_loop();    // over the K segments (k_segments_), each a k_groups()
+    void k_groups();  // reg_kg k-groups from reg_a / reg_b on
 
     prefetch pf_ = prefetch::none;
 };

@@ -95,7 +95,9 @@ struct call_ctx {
     const conv_gemm_kernels *k;
     const uint8_t *src;      // view or the caller's source
     bool contiguous;         // pixels map 1:1 to source pixels (1x1, stride 1, no padding)
-    bool row_tiles;          // contiguous, one kernel call per tile, fused: run_unit_row_tiles
+    bool row_tiles;          // fused and one call per tile (K segments): run_row_tiles
+    bool k_segments;         // the lp kernels reduce over a tile's kernel rows in one call
+    int64_t seg_rs;          // bytes between those rows' A (k_segments)
     int64_t units;           // pixel units: output rows, or chunks of tiles
     int64_t unit_pixels;     // pixels per chunk (contiguous, im2col_all)
     int64_t panels_per_block;
@@ -163,6 +165,29 @@ lowp::lp_ukernel_args fused_args(const call_ctx &c, int64_t grp, int64_t pn, int
     return a;
 }
 
+// The kernel calls (taps, or kernel rows with fold_kw) [*s_first,
+// *s_last] of a tile of output row oh (-1: a tile of several rows) that
+// need to run: those before and after only read kernel rows that lie in
+// the top / bottom padding, whose value contributes exactly 0 (pad_zero),
+// so they are skipped as oneDNN skips them.
+void call_range(const call_ctx &c, int64_t oh, int64_t *s_first, int64_t *s_last) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    *s_first = 0;
+    *s_last = (p.fold_kw ? g.KH : g.taps()) - 1;
+    if (oh < 0 || !c.pad_zero) return;
+    const int64_t dh = g.DH + 1;
+    const int64_t per_kh = p.fold_kw ? 1 : g.KW;
+    const int64_t hv0 = oh * g.SH;  // view row of kh = 0
+    int64_t kh_lo = 0, kh_hi = g.KH;
+    while (kh_lo < g.KH && hv0 + kh_lo * dh < g.PT) ++kh_lo;
+    while (kh_hi > kh_lo && hv0 + (kh_hi - 1) * dh >= g.PT + g.IH) --kh_hi;
+    if (kh_lo < kh_hi) {  // else keep every call: a tile wholly in the padding
+        *s_first = kh_lo * per_kh;
+        *s_last = kh_hi * per_kh - 1;
+    }
+}
+
 // Runs every panel of one oc block over one tile.
 void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t p1,
               uint8_t *acc_buf) {
@@ -173,23 +198,8 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     const int64_t ncalls = t.im2col ? 1 : (p.fold_kw ? g.KH : g.taps());
     const int64_t dh = g.DH + 1, dw = g.DW + 1;
     const int64_t pix_bytes = p.Cv * p.eb;
-    // Byte offset of call `s`'s first A element relative to t.a, and its
-    // first k.
-    // Calls [s_first, s_last] run; those before and after only read kernel
-    // rows that lie in the top / bottom padding, whose value contributes
-    // exactly 0 (pad_zero), so they are skipped as oneDNN skips them.
     int64_t s_first = 0, s_last = ncalls - 1;
-    if (t.oh >= 0 && c.pad_zero && !t.im2col) {
-        const int64_t per_kh = p.fold_kw ? 1 : g.KW;
-        const int64_t hv0 = t.oh * g.SH;  // view row of kh = 0
-        int64_t kh_lo = 0, kh_hi = g.KH;
-        while (kh_lo < g.KH && hv0 + kh_lo * dh < g.PT) ++kh_lo;
-        while (kh_hi > kh_lo && hv0 + (kh_hi - 1) * dh >= g.PT + g.IH) --kh_hi;
-        if (kh_lo < kh_hi) {  // else keep every call: a tile wholly in the padding
-            s_first = kh_lo * per_kh;
-            s_last = kh_hi * per_kh - 1;
-        }
-    }
+    if (!t.im2col) call_range(c, t.oh, &s_first, &s_last);
     auto a_off = [&](int64_t s) -> int64_t {
         if (t.im2col) return 0;
         if (p.fold_kw) return s * dh * p.Wp * pix_bytes;
@@ -219,6 +229,18 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             a.kg = kcall / p.gk;
             a.m = t.m;
             a.n = w;
+            if (c.k_segments && !t.im2col) {
+                // One call reduces over all the kernel rows.
+                a.a = t.a + a_off(s_first);
+                a.b = panel + (s_first * kcall / p.gk) * kConvNR * 4;
+                a.k_segs = s_last - s_first + 1;
+                a.a_seg_rs = c.seg_rs;
+                if (fuse)
+                    c.fused[0][t.m][nv](&a);
+                else
+                    c.k->lp[0][t.m][nv](&a);
+                continue;
+            }
             for (int64_t s = s_first; s <= s_last; ++s) {
                 const int acc = s > s_first;
                 a.a = t.a + a_off(s);
@@ -270,41 +292,47 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     c.epi->apply(blk);
 }
 
-// A unit of a 1x1 stride-1 unpadded convolution with a fused epilogue:
-// the pixels [q_begin, q_begin + len) are rows of A as they lie in the
-// source, and each panel takes one kernel call for all its whole mr-row
-// tiles (args.m_tiles) and one for the rest.  With few input channels a
-// tile is a few dozen cycles of arithmetic, so the per-call cost of the
-// tile-by-tile walk would otherwise dominate.
-void run_unit_row_tiles(const call_ctx &c, int64_t q_begin, int64_t len, int64_t grp, int64_t p0,
-                        int64_t p1, uint8_t *acc_buf) {
+// len consecutive output pixels from global pixel q0, all of one output
+// row or all of a 1x1 convolution's contiguous unit, with a fused
+// epilogue: tile i's A starts at a0 + i * mr * a_rs (rows a_rs apart), and
+// each panel takes one kernel call for all whole mr-row tiles
+// (args.m_tiles) and one for the rest, each reducing over the calls
+// [s_first, s_last] as K segments (a single call when there is one).
+// Small K (1x1 convolutions over 16..32 channels, the IC = 3 first layers)
+// makes a tile a few dozen cycles of arithmetic, so the per-call cost of
+// the tile-by-tile walk would otherwise dominate.
+void run_row_tiles(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q0, int64_t len,
+                   int64_t grp, int64_t p0, int64_t p1, int64_t s_first, int64_t s_last,
+                   uint8_t *acc_buf) {
     const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
     const int mr = c.k->mr;
-    const int64_t pix_bytes = p.Cv * p.eb;
-    const uint8_t *a0 = c.src + q_begin * pix_bytes + grp * p.ICgp * p.eb;
     const uint8_t *wg = c.weights + grp * p.group_bytes;
+    const int64_t kcall = p.fold_kw ? g.KW * p.ICgp : p.ICgp;  // K per segment
     const int64_t full = len / mr, rest = len % mr;
     for (int64_t pn = p0; pn < p1; ++pn) {
         const int64_t w = panel_width(p, pn);
         const int nv = int(ceil_div(w, 16));
-        lowp::lp_ukernel_args a = fused_args(c, grp, pn, q_begin);
-        a.b = wg + pn * (p.K / p.gk) * kConvNR * 4;
+        lowp::lp_ukernel_args a = fused_args(c, grp, pn, q0);
+        a.b = wg + pn * (p.K / p.gk) * kConvNR * 4 + (s_first * kcall / p.gk) * kConvNR * 4;
         a.b_ld = kConvNR * 4;
-        a.a_rs = pix_bytes;
+        a.a_rs = a_rs;
         a.acc = acc_buf;  // not written: the epilogue stores into dst
         a.acc_ld = kConvNR;
-        a.kg = p.K / p.gk;
+        a.kg = kcall / p.gk;
         a.n = w;
+        a.k_segs = s_last - s_first + 1;
+        a.a_seg_rs = c.seg_rs;
         if (full > 0) {
             a.a = a0;
             a.m = mr;
             a.m_tiles = full;
-            a.a_tile_rs = mr * pix_bytes;
+            a.a_tile_rs = mr * a_rs;
             c.fused[0][mr][nv](&a);
         }
         if (rest > 0) {
             const int64_t r0 = full * mr;
-            a.a = a0 + r0 * pix_bytes;
+            a.a = a0 + r0 * a_rs;
             a.m = rest;
             a.m_tiles = 1;
             a.dst += r0 * a.dst_ld;
@@ -386,7 +414,8 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
         const int64_t q_begin = unit * c.unit_pixels;
         const int64_t len = std::min(c.unit_pixels, g.pixels() - q_begin);
         if (c.row_tiles) {
-            run_unit_row_tiles(c, q_begin, len, grp, p0, p1, acc_buf);
+            run_row_tiles(c, c.src + q_begin * pix_bytes + grp_off, pix_bytes, q_begin, len, grp, p0,
+                          p1, 0, 0, acc_buf);
             return;
         }
         for_tiles(len, mr, [&](int64_t s, int64_t m) {
@@ -407,6 +436,14 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
     // materialised), an unpadded one never leaves the source.
     const int64_t hv = oh * g.SH;  // view / source row of tap kh = 0
     const int64_t a_rs = g.SW * pix_bytes;
+    const uint8_t *row_a = c.src + ((n * p.Hp + hv) * p.Wp) * pix_bytes + grp_off;
+    if (c.row_tiles) {
+        int64_t s_first, s_last;
+        call_range(c, p.copy_view ? oh : -1, &s_first, &s_last);
+        run_row_tiles(c, row_a + s_first * c.seg_rs, a_rs, q_row, g.OW, grp, p0, p1, s_first, s_last,
+                      acc_buf);
+        return;
+    }
     for_tiles(g.OW, mr, [&](int64_t ow0, int64_t m) {
         const uint8_t *a = c.src + ((n * p.Hp + hv) * p.Wp + ow0 * g.SW) * pix_bytes + grp_off;
         tile t{q_row + ow0, m, a, a_rs, false};
@@ -469,6 +506,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
         const lowp::lp_backend &be = lowp::select_lp_backend(p.lp);
         k->backend_name = be.name();
         k->mr = std::min(lowp::kMR, kConvMaxMR);
+        k->k_segments = be.supports_k_segments();
         bool nv_needed[3] = {false, false, false};
         for (int64_t pn = 0; pn < p.np; ++pn) nv_needed[ceil_div(panel_width(p, pn), 16)] = true;
         for (int acc = 0; acc < 2; ++acc)
@@ -599,10 +637,15 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
             c.binary_ld = chain.ops[0].ld * c.binary_bytes;
         }
     }
-    // A contiguous 1x1 convolution has one K step per tile (K = its
-    // channels): fused kernels can then walk many tiles per call.
-    c.row_tiles = c.contiguous && c.fused && !p.im2col_all && p.path == conv_path::gemm_lp &&
-                  g.taps() == 1 && p.K == p.ICgp;
+    // A tile's calls are its kernel rows (fold_kw, or KW = 1), a source row
+    // apart: kernels with K segments reduce over them in one call.
+    c.k_segments = p.path == conv_path::gemm_lp && k.k_segments && !p.im2col_all &&
+                   (p.fold_kw || g.KW == 1);
+    c.seg_rs = (g.DH + 1) * p.Wp * p.Cv * p.eb;
+    // With one call per tile, fused kernels walk many tiles per call: a
+    // contiguous 1x1 convolution's unit, or an output row.
+    c.row_tiles = c.fused != nullptr && !p.im2col_all && p.path == conv_path::gemm_lp &&
+                  (c.contiguous || c.k_segments);
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;
         const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;

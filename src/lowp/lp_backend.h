@@ -27,6 +27,9 @@ public:
     // the others refuse them with anvil_unsupported.  Fused-epilogue
     // kernels also honour args.m_tiles (lp_ukernel.h).
     virtual bool supports_fused_epilogue() const { return false; }
+    // Whether its kernels honour args.k_segs / a_seg_rs (lp_ukernel.h);
+    // for the others a caller makes one call per segment.
+    virtual bool supports_k_segments() const { return false; }
 };
 
 // Best backend for `kind` under the effective ISA.  Never null.

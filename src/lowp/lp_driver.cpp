@@ -117,6 +117,10 @@ void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a 
         a.n = std::min<int64_t>(kNR, n - jc);
         a.accumulate = accumulate;
         a.b_next = ic + mt < m ? nullptr : b_next;
+        // Not zero-initialised as a whole (a hot loop), so the loop counts
+        // that kernels may read are set here: one tile, one K segment.
+        a.m_tiles = 1;
+        a.k_segs = 1;
         k.fn(&a);
     });
 }

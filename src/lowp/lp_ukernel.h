@@ -97,6 +97,15 @@ struct lp_ukernel_args {
     // small (1x1 convolutions over 16..32 channels).
     int64_t m_tiles;
     int64_t a_tile_rs;  // bytes between the A of consecutive tiles
+    // K segments (backends with supports_k_segments() only; 0 or 1: one).
+    // A call with k_segs = S reduces over S * kg k-groups: segment s reads
+    // A(i, g) at a + s * a_seg_rs + i * a_rs + g * 4 (g < kg) and the B
+    // groups s * kg .. s * kg + kg - 1 (B simply continues), all into the
+    // same accumulators -- the batch-reduce of a convolution's kernel rows,
+    // whose A rows lie a source row apart, without storing and reloading
+    // the tile between them.
+    int64_t k_segs;
+    int64_t a_seg_rs;  // bytes between the A of consecutive segments
 };
 
 // desc.epi_out: what the fused epilogue stores (0: none, acc as above).

@@ -1,6 +1,6 @@
-// Fused-epilogue lp kernels (lp_ukernel.h, desc.epi_out != 0) of the AVX-512
-// JIT backend, the two things the convolution's tile walk relies on that the
-// conv differential tests only see indirectly:
+// The loops inside the AVX-512 JIT lp kernels (lp_ukernel.h) that the
+// convolution's tile walk relies on and its differential tests only see
+// indirectly, plus the fused epilogue's bf16 store:
 //
 // * row tiles: one call with args.m_tiles = T writes exactly what T calls of
 //   one tile each (A, dst and the residual advanced by a tile) write, bit
@@ -10,6 +10,10 @@
 //   tile that holds one.  Outputs of every class (normal, denormal of both
 //   signs, zeros, infinities, NaN) must equal lowp::f32_to_bf16 of the
 //   finished value.
+//
+// * K segments (args.k_segs, every kernel of the backend): a call that
+//   reduces over S segments of kg groups, whose A lie a_seg_rs bytes apart,
+//   equals one call over the S * kg groups gathered into one A, bit for bit.
 //
 // The kernels depend on the CPU, not on the ISA cap: the suite runs once.
 #include <doctest/doctest.h>
@@ -185,6 +189,86 @@ TEST_CASE("lp fused kernels: m_tiles row tiles equal tile-by-tile calls, bit for
                         CHECK(untouched);
                         ++ran;
                     }
+    }
+    if (ran == 0) MESSAGE("no AVX-512 lp JIT backend on this CPU: nothing to check");
+}
+
+TEST_CASE("lp kernels: K segments equal one call over the gathered A, bit for bit") {
+    int ran = 0;
+    for (lp_kind kind : {lp_kind::bf16, lp_kind::u8s8}) {
+        const lp_backend *be = avx512_for(kind);
+        if (!be) continue;
+        REQUIRE(be->supports_k_segments());
+        tu::rng r(11);
+        for (int fused = 0; fused < 2; ++fused)
+            for (int m : {1, 6, 12})
+                for (int nv : {1, 2})
+                    for (int64_t segs : {1, 2, 3, 7})
+                        for (int64_t kg : {1, 3, 4, 9}) {
+                            const int n = nv * 16 - 3;
+                            const int64_t all = segs * kg;  // groups in all
+                            // Segmented A: rows a_rs apart inside a segment,
+                            // segments a_seg_rs apart (gaps of junk between).
+                            const int64_t a_rs = kg * 4 + 12, seg_rs = m * a_rs + 36;
+                            std::vector<uint8_t> a_seg(size_t(segs * seg_rs)), a_cat(size_t(m * all * 4));
+                            for (auto &x : a_seg) x = uint8_t(r.ival(0, 255));
+                            if (kind == lp_kind::bf16)  // small integers: no NaN, no overflow
+                                for (size_t i = 0; i + 1 < a_seg.size(); i += 2) {
+                                    const uint16_t v = lowp::f32_to_bf16(float(r.ival(-5, 5)));
+                                    std::memcpy(&a_seg[i], &v, 2);
+                                }
+                            for (int i = 0; i < m; ++i)
+                                for (int64_t sg = 0; sg < segs; ++sg)
+                                    std::memcpy(&a_cat[size_t((i * all + sg * kg) * 4)],
+                                                &a_seg[size_t(sg * seg_rs + i * a_rs)], size_t(kg * 4));
+                            std::vector<uint8_t> b(size_t(all * kNR * 4));
+                            for (size_t i = 0; i + 1 < b.size(); i += 2) {
+                                if (kind == lp_kind::bf16) {
+                                    const uint16_t v = lowp::f32_to_bf16(float(r.ival(-5, 5)));
+                                    std::memcpy(&b[i], &v, 2);
+                                } else {
+                                    b[i] = uint8_t(r.ival(0, 255));
+                                    b[i + 1] = uint8_t(r.ival(0, 255));
+                                }
+                            }
+                            lp_ukernel_ref k;
+                            if (fused)
+                                k = fused_kernel(*be, kind, m, nv, lowp::EPI_F32, 0, lowp::EPI_ADD_NONE);
+                            else
+                                REQUIRE(be->get(lowp::make_lp_desc(uint8_t(be->tier()), kind, m, nv, false),
+                                                &k) == anvil_success);
+                            auto run = [&](bool segmented) {
+                                std::vector<uint32_t> out(size_t(m * (kNR + 1)), 0xdeadbeef);
+                                lp_ukernel_args args{};
+                                args.b = b.data();
+                                args.b_ld = kNR * 4;
+                                args.m = m;
+                                args.n = n;
+                                args.acc = out.data();
+                                args.acc_ld = kNR + 1;
+                                args.dst = reinterpret_cast<uint8_t *>(out.data());
+                                args.dst_ld = (kNR + 1) * 4;
+                                args.store_mask[0] = 0xffff;
+                                args.store_mask[1] = uint16_t((1u << (n - 16 > 0 ? n - 16 : 0)) - 1);
+                                if (nv == 1) args.store_mask[0] = uint16_t((1u << n) - 1);
+                                if (segmented) {
+                                    args.a = a_seg.data();
+                                    args.a_rs = a_rs;
+                                    args.kg = kg;
+                                    args.k_segs = segs;
+                                    args.a_seg_rs = seg_rs;
+                                } else {
+                                    args.a = a_cat.data();
+                                    args.a_rs = all * 4;
+                                    args.kg = all;
+                                }
+                                k.fn(&args);
+                                return out;
+                            };
+                            INFO(k.name, " segs=", segs, " kg=", kg);
+                            CHECK(run(true) == run(false));
+                            ++ran;
+                        }
     }
     if (ran == 0) MESSAGE("no AVX-512 lp JIT backend on this CPU: nothing to check");
 }
