@@ -8,12 +8,18 @@ using namespace Xbyak;
 using lowp::lp_rowb_args;
 
 std::string jit_lp_rowb_avx512::kernel_name(const lowp::lp_rowb_desc &d) {
-    return "lp_rowb_avx512_m" + std::to_string(d.m) + "_n" + std::to_string(d.n);
+    return std::string("lp_rowb_avx512_") + (d.bf16 ? "bf16" : "u8s8") + "_m" + std::to_string(d.m) +
+           "_n" + std::to_string(d.n);
 }
 
-jit_lp_rowb_avx512::jit_lp_rowb_avx512(const lowp::lp_rowb_desc &d) : m_(d.m), n_(d.n) {
+jit_lp_rowb_avx512::jit_lp_rowb_avx512(const lowp::lp_rowb_desc &d)
+    : m_(d.m), n_(d.n), bf16_(d.bf16 != 0) {
     if (!lowp::lp_rowb_shape_ok(d)) XBYAK_THROW(ERR_INTERNAL)
-    nv_ = (n_ + kBlock - 1) / kBlock;
+    eb_ = bf16_ ? 2 : 1;
+    group_ = bf16_ ? 2 : 4;
+    block_w_ = kBlockBytes / eb_;
+    vpb_ = bf16_ ? 2 : 4;
+    nv_ = (n_ + block_w_ - 1) / block_w_;
 
     preamble({});
     load_args();
@@ -60,8 +66,8 @@ void jit_lp_rowb_avx512::load_args() {
     // The column mask of a partial last block first, while rax is free
     // (n is known here, so it is a constant).
     const int nb = block_cols(nv_ - 1);
-    if (nb < kBlock) {
-        mov(rax, (uint64_t(1) << nb) - 1);
+    if (nb < block_w_) {
+        mov(rax, (uint64_t(1) << nb) - 1);  // one bit per element (byte or word)
         kmovq(k_cols, rax);
     }
     mov(reg_a, ptr[reg_args + offsetof(lp_rowb_args, a)]);
@@ -70,12 +76,12 @@ void jit_lp_rowb_avx512::load_args() {
     mov(reg_b, ptr[reg_args + offsetof(lp_rowb_args, b)]);
     mov(reg_brs, ptr[reg_args + offsetof(lp_rowb_args, b_rs)]);
     lea(reg_brs3, ptr[reg_brs + reg_brs * 2]);
-    // reg_pf = b + 4 * kPrefetchGroups * b_rs.
+    // reg_pf = b + kPrefetchRows * b_rs.
     mov(reg_pf, reg_brs);
-    imul(reg_pf, reg_pf, kGroup * kPrefetchGroups);
+    imul(reg_pf, reg_pf, kPrefetchRows);
     add(reg_pf, reg_b);
     mov(reg_k, ptr[reg_args + offsetof(lp_rowb_args, k)]);
-    shr(reg_k, 2);  // full groups
+    shr(reg_k, group_ == 4 ? 2 : 1);  // full groups
 }
 
 void jit_lp_rowb_avx512::zero_acc() {
@@ -87,33 +93,53 @@ void jit_lp_rowb_avx512::zero_acc() {
 // B rows stream from memory (weights, each read once per call), one row
 // per b_rs bytes: a page or more apart for wide matrices, a pattern the
 // hardware prefetchers (which stay within a page) do not follow.  Each
-// full group prefetches the lines of the same 4 rows kPrefetchGroups
-// groups ahead; rows past K are harmless (a prefetch never faults).
+// full group prefetches the lines of its rows kPrefetchRows rows
+// ahead; rows past K are harmless (a prefetch never faults).
 // Measured on Zen 5, K = 4096, N = 4096 in calls of rowb_max_n columns, B
 // streamed: prefetcht2 (to L2) +10..15% over none and a little better than
 // prefetcht0; the extra line per row of an unaligned B is worth +25% then.
 // With B already in L2 the prefetches cost 10..25% (load slots).
 void jit_lp_rowb_avx512::prefetch_group() {
-    for (int r = 0; r < kGroup; ++r) {
-        for (int v = 0; v < nv_; ++v) prefetcht2(ptr[b_at(reg_pf, r, v * kBlock)]);
+    for (int r = 0; r < group_; ++r) {
+        for (int v = 0; v < nv_; ++v) prefetcht2(ptr[b_at(reg_pf, r, v * kBlockBytes)]);
         // An unaligned row's columns straddle one more line.
-        prefetcht2(ptr[b_at(reg_pf, r, n_ - 1)]);
+        prefetcht2(ptr[b_at(reg_pf, r, n_ * eb_ - 1)]);
     }
 }
 
 void jit_lp_rowb_avx512::load_interleave(int v, int rows, Zmm out[4]) {
+    if (bf16_) {
+        // Rows k, k+1 as 32 words each; unpacking them pairs the words of a
+        // column into one dword, element k in the low half.
+        const Zmm r0 = b_reg(0), r1 = b_reg(1), lo = b_reg(2), hi = b_reg(3);
+        const bool masked = block_cols(v) < block_w_;
+        for (int r = 0; r < 2; ++r) {
+            const Zmm x = r == 0 ? r0 : r1;
+            if (r >= rows)
+                vpxord(x, x, x);
+            else if (masked)
+                vmovdqu16(x | k_cols | T_z, ptr[b_at(reg_b, r, v * kBlockBytes)]);
+            else
+                vmovdqu16(x, ptr[b_at(reg_b, r, v * kBlockBytes)]);
+        }
+        vpunpcklwd(lo, r0, r1);                          // q = 0: columns 8L + 0..3
+        if (block_vecs(v) > 1) vpunpckhwd(hi, r0, r1);  // q = 1: columns 8L + 4..7
+        out[0] = lo;
+        out[1] = hi;
+        return;
+    }
     const Zmm t0 = b_reg(0), t1 = b_reg(1), t2 = b_reg(2), t3 = b_reg(3), t4 = b_reg(4);
     const Zmm row_reg[4] = {t0, t1, t2, t3};
-    const bool masked = block_cols(v) < kBlock;
+    const bool masked = block_cols(v) < block_w_;
     const int vecs = block_vecs(v);
-    for (int r = 0; r < kGroup; ++r) {
+    for (int r = 0; r < 4; ++r) {
         const Zmm x = row_reg[r];
         if (r >= rows)
             vpxord(x, x, x);  // a row >= K: zeros, never read
         else if (masked)
-            vmovdqu8(x | k_cols | T_z, ptr[b_at(reg_b, r, v * kBlock)]);
+            vmovdqu8(x | k_cols | T_z, ptr[b_at(reg_b, r, v * kBlockBytes)]);
         else
-            vmovdqu8(x, ptr[b_at(reg_b, r, v * kBlock)]);
+            vmovdqu8(x, ptr[b_at(reg_b, r, v * kBlockBytes)]);
     }
     // Bytes to words: per 128-bit lane, lo = columns 0..7, hi = 8..15,
     // each word (B(k, c), B(k+1, c)) or (B(k+2, c), B(k+3, c)).  The hi
@@ -145,14 +171,24 @@ void jit_lp_rowb_avx512::group(int rows, bool prefetch) {
         load_interleave(v, rows, b);
         // vpdpbusd's first source is the unsigned one: A (u8).
         for (int q = 0; q < block_vecs(v); ++q)
-            for (int i = 0; i < m_; ++i) vpdpbusd(acc(i, v, q), a_vec(i), b[q], EvexEncoding);
+            for (int i = 0; i < m_; ++i) {
+                if (bf16_)
+                    vdpbf16ps(acc(i, v, q), a_vec(i), b[q]);
+                else
+                    vpdpbusd(acc(i, v, q), a_vec(i), b[q], EvexEncoding);
+            }
     }
 }
 
 void jit_lp_rowb_avx512::advance() {
-    add(reg_a, kGroup);
-    lea(reg_b, ptr[reg_b + reg_brs * 4]);
-    lea(reg_pf, ptr[reg_pf + reg_brs * 4]);
+    add(reg_a, 4);  // one A dword per group: 4 int8 or 2 bf16 values
+    if (group_ == 4) {
+        lea(reg_b, ptr[reg_b + reg_brs * 4]);
+        lea(reg_pf, ptr[reg_pf + reg_brs * 4]);
+    } else {
+        lea(reg_b, ptr[reg_b + reg_brs * 2]);
+        lea(reg_pf, ptr[reg_pf + reg_brs * 2]);
+    }
 }
 
 // Main loop over full groups, then one group of K % 4 rows (1..3) if any:
@@ -163,14 +199,19 @@ void jit_lp_rowb_avx512::k_loop() {
     jz(after_main, T_NEAR);
     align(16);
     L(main);
-    group(kGroup, true);
+    group(group_, true);
     advance();
     dec(reg_k);
     jnz(main, T_NEAR);
     L(after_main);
     mov(reg_k, ptr[reg_args + offsetof(lp_rowb_args, k)]);
-    and_(reg_k, kGroup - 1);
+    and_(reg_k, group_ - 1);
     jz(done, T_NEAR);
+    if (group_ == 2) {  // bf16: a last single row
+        group(1, false);
+        L(done);
+        return;
+    }
     cmp(reg_k, 2);
     jb(rows1, T_NEAR);
     je(rows2, T_NEAR);
@@ -191,7 +232,35 @@ void jit_lp_rowb_avx512::k_loop() {
 // accumulators 0, 1, 2, 3 -- a 4 x 4 transpose of 128-bit lanes, two
 // rounds of vshufi32x4.  Vectors a block does not have (<= 16 columns) are
 // stood in for by vector 0: their lanes land in columns >= n, masked off.
+// bf16: accumulator q of block v holds, in 128-bit lane L, columns 8L + 4q
+// .. 8L + 4q + 3, so output vector 0 (columns 0..15) is lanes (q0.L0,
+// q1.L0, q0.L1, q1.L1) and vector 1 lanes (q0.L2, q1.L2, q0.L3, q1.L3):
+// two vshuff32x4 each.  A block of <= 4 columns has only q0, which stands
+// in for q1 (its lanes land in masked-off columns).
+void jit_lp_rowb_avx512::store_block_bf16(int i, int v) {
+    const int cols = block_cols(v);
+    const int outs = (cols + 15) / 16;
+    const Zmm q0 = acc(i, v, 0), q1 = acc(i, v, block_vecs(v) > 1 ? 1 : 0);
+    const Zmm t0 = tmp(0), t1 = tmp(1);
+    vshuff32x4(t0, q0, q1, 0x44);                 // q0.L0 q0.L1 q1.L0 q1.L1
+    if (outs > 1) vshuff32x4(t1, q0, q1, 0xEE);  // q0.L2 q0.L3 q1.L2 q1.L3
+    const Zmm out[2] = {tmp(2), tmp(3)};
+    vshuff32x4(out[0], t0, t0, 0xD8);  // lanes 0, 2, 1, 3
+    if (outs > 1) vshuff32x4(out[1], t1, t1, 0xD8);
+    for (int w = 0; w < outs; ++w) {
+        const Address dst = ptr[c_row(i) + (v * block_w_ + w * 16) * 4];
+        if (cols - w * 16 < 16)
+            vmovups(dst | k_store, out[w]);
+        else
+            vmovups(dst, out[w]);
+    }
+}
+
 void jit_lp_rowb_avx512::store_block(int i, int v) {
+    if (bf16_) {
+        store_block_bf16(i, v);
+        return;
+    }
     const int cols = block_cols(v), vecs = block_vecs(v);
     const int outs = (cols + 15) / 16;  // output vectors with columns < n
     Zmm a[4];
@@ -211,7 +280,7 @@ void jit_lp_rowb_avx512::store_block(int i, int v) {
     if (outs > 3) vshufi32x4(out[3], t1, t3, 0xDD);  // lane 3 of each
     vshufi32x4(out[0], t0, t2, 0x88);                // lane 0 of each
     for (int w = 0; w < outs; ++w) {
-        const Address dst = ptr[c_row(i) + (v * kBlock + w * 16) * 4];
+        const Address dst = ptr[c_row(i) + (v * block_w_ + w * 16) * 4];
         if (cols - w * 16 < 16)
             vmovdqu32(dst | k_store, out[w]);
         else

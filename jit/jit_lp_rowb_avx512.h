@@ -1,6 +1,6 @@
-// AVX-512 VNNI generator of the int8 rowb kernel (lowp/lp_rowb.h): B read in
-// place as K rows of n bytes (row-major), specialised on m (1..4) and n
-// (1..rowb_max_n(m)).
+// AVX-512 generator of the rowb kernels (lowp/lp_rowb.h): B read in place as
+// K rows of n elements (row-major), specialised on the type (int8 with
+// VNNI, bf16 with AVX512-BF16), m (1..4) and n (1..rowb_max_n(m, bf16)).
 //
 // K is walked in groups of 4 B rows.  For each 64-column block of a group
 // the 4 rows are loaded (zero-masked loads for a partial last block, so no
@@ -14,6 +14,12 @@
 // transpose of 128-bit lanes (8 vshufi32x4) puts it right before the
 // stores.  A last group of 1..3 rows (K % 4) uses zero vectors for the
 // missing rows: no row >= K is read.
+//
+// bf16 is the same walk with groups of 2 rows and 32-column blocks (the
+// same 64 bytes): vpunpck{l,h}wd of the two rows give dwords
+// (B(k, c), B(k+1, c)), vector q holding column 8 * L + 4 * q + d at dword
+// 4 * L + d, for vdpbf16ps with the broadcast A(i, k .. k+1); before the
+// stores a lane shuffle per output vector restores the column order.
 #pragma once
 #include <string>
 
@@ -24,9 +30,8 @@ namespace anvil::jit {
 
 class jit_lp_rowb_avx512 : public jit_generator {
 public:
-    static constexpr int kBlock = lowp::kRowbBlockCols;  // columns per zmm of B bytes
-    static constexpr int kGroup = 4;                     // B rows per vpdpbusd
-    static constexpr int kPrefetchGroups = 16;           // B prefetch distance (groups): 64 rows
+    static constexpr int kBlockBytes = 64;     // B bytes per row and block: one zmm
+    static constexpr int kPrefetchRows = 64;   // B prefetch distance
 
     explicit jit_lp_rowb_avx512(const lowp::lp_rowb_desc &d);
     static std::string kernel_name(const lowp::lp_rowb_desc &d);
@@ -37,9 +42,9 @@ private:
     // q) at (i * nv + v) * 4 + q; the m A broadcasts from zmm31 down; below
     // them the 5 registers of one block's B rows and interleaving (reused
     // block after block: renaming removes the false dependencies).
-    Xbyak::Zmm acc(int i, int v, int q) const { return Xbyak::Zmm((i * nv_ + v) * 4 + q); }
+    Xbyak::Zmm acc(int i, int v, int q) const { return Xbyak::Zmm((i * nv_ + v) * vpb_ + q); }
     Xbyak::Zmm a_vec(int i) const { return Xbyak::Zmm(31 - i); }
-    Xbyak::Zmm b_reg(int t) const { return Xbyak::Zmm(31 - m_ - t); }  // t in 0..4
+    Xbyak::Zmm b_reg(int t) const { return Xbyak::Zmm(31 - m_ - t); }  // t in 0..4 (bf16 0..3)
     // Scratch for the final transpose (the A and B registers are free by then).
     Xbyak::Zmm tmp(int t) const { return Xbyak::Zmm(31 - t); }
 
@@ -52,7 +57,7 @@ private:
     const Xbyak::Reg64 reg_b = r9;       // B(k, 0) of the current group
     const Xbyak::Reg64 reg_brs = r10;    // b_rs
     const Xbyak::Reg64 reg_brs3 = r11;   // 3 * b_rs
-    const Xbyak::Reg64 reg_pf = rax;     // B(k + 4 * kPrefetchGroups, 0)
+    const Xbyak::Reg64 reg_pf = rax;     // B(k + kPrefetchRows, 0)
     const Xbyak::Reg64 reg_k = rcx;      // full groups left, then K % 4
     // After the K loop.
     const Xbyak::Reg64 reg_c = rsi;      // acc
@@ -66,11 +71,15 @@ private:
     Xbyak::RegExp b_at(const Xbyak::Reg64 &base, int r, int disp) const;
     Xbyak::RegExp c_row(int i) const;
 
-    // Columns of block v (64 but for the last), and how many interleaved
-    // vectors it needs: vector q covers columns 4q .. 4q+3 of every lane,
-    // so a block of <= 16 columns needs only ceil(cols / 4).
-    int block_cols(int v) const { return v + 1 < nv_ ? kBlock : n_ - v * kBlock; }
-    int block_vecs(int v) const { return block_cols(v) > 16 ? 4 : (block_cols(v) + 3) / 4; }
+    // Columns of block v (block_w_ but for the last), and how many
+    // interleaved vectors it needs: int8 vector q covers columns 4q .. 4q+3
+    // of every lane, so a block of <= 16 columns needs only ceil(cols / 4);
+    // bf16 vector 1 starts at column 4.
+    int block_cols(int v) const { return v + 1 < nv_ ? block_w_ : n_ - v * block_w_; }
+    int block_vecs(int v) const {
+        if (bf16_) return block_cols(v) > 4 ? 2 : 1;
+        return block_cols(v) > 16 ? 4 : (block_cols(v) + 3) / 4;
+    }
 
     // ---- steps of the kernel, in order
     void load_args();          // pointers, strides, group count, column mask
@@ -85,9 +94,15 @@ private:
     void advance();
     void unpermute_and_store();
     void store_block(int i, int v);
+    void store_block_bf16(int i, int v);
 
     int m_, n_;
-    int nv_;  // 64-column blocks: ceil(n / 64)
+    bool bf16_;
+    int eb_;       // bytes per element: 1 (int8), 2 (bf16)
+    int group_;    // B rows per dot-product step: 4 (int8), 2 (bf16)
+    int block_w_;  // columns per block: 64 (int8), 32 (bf16)
+    int vpb_;      // accumulators per row and block: 4 (int8), 2 (bf16)
+    int nv_;       // blocks: ceil(n / block_w_)
 };
 
 }  // namespace anvil::jit

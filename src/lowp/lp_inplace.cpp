@@ -1,11 +1,13 @@
-// The in-place small-M int8 path (see lp_inplace.h).
+// The in-place small-M path (see lp_inplace.h): int8, and bf16 with
+// row-major B.
 //
 // Rows of op(A) (plus, when the epilogue needs column sums, one extra row
 // of ones: its dot product with B's column j is that column's sum, so B is
 // not read a second time) are packed as usual; then each task (a block of
 // columns) runs chunks of rows x columns of the in-place kernels into its
 // accumulator block and hands it to the epilogue.  int8 accumulation is
-// exact, so the results equal the packed path's bit for bit.
+// exact, and the bf16 rowb kernels add the pairs in the packed kernels'
+// order, so the results equal the packed path's bit for bit.
 #include "lowp/lp_inplace.h"
 
 #include "common/jit_state.h"
@@ -42,21 +44,24 @@ int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 // per chunk and n <= width(m).  Both take the same argument layout.
 struct family {
     bool transposed = false;  // dot kernels (B is N x K)
+    bool bf16 = false;        // bf16 rowb kernels (B row-major bf16)
     int chunk_rows = 0;       // rows per kernel call
     int (*width)(int m) = nullptr;
 };
 
 int dot_width(int m) { return dot_max_n(m); }
 int rowb_width(int m) { return rowb_max_n(m); }
+int rowb_bf16_width(int m) { return rowb_max_n_bf16(m); }
 
 family family_for(const lp_problem &p) {
     family f;
     f.transposed = p.transb;
+    f.bf16 = p.kind == lp_kind::bf16;
     // Dot kernels: 4 rows x 6..8 columns fill the 32 registers.  Row-B
     // kernels: 2 rows x 192 columns stream B best (measured: 4 rows x 64
     // columns touch 4 KiB pages of B four times as often per byte).
     f.chunk_rows = p.transb ? kDotMaxM : 2;
-    f.width = p.transb ? dot_width : rowb_width;
+    f.width = p.transb ? dot_width : f.bf16 ? rowb_bf16_width : rowb_width;
     return f;
 }
 
@@ -76,7 +81,7 @@ anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_ta
         kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
     } else {
         lp_rowb_fn fn = nullptr;
-        st = get_lp_rowb_kernel(make_lp_rowb_desc(tier, m, n), &fn, &kt->keep[m][n]);
+        st = get_lp_rowb_kernel(make_lp_rowb_desc(tier, m, n, f.bf16), &fn, &kt->keep[m][n]);
         kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
     }
     return st;
@@ -104,6 +109,7 @@ anvil_status_t fetch_kernels(const family &f, uint8_t tier, int64_t rows, int64_
 void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, const uint8_t *a_rows,
                 int64_t a_rs, int64_t rows, int64_t j0, int64_t n, int32_t *acc, int64_t acc_ld) {
     const auto *b = static_cast<const uint8_t *>(p.B);
+    const int64_t eb = f.bf16 ? 2 : 1;  // bytes per element of B
     for (int64_t r0 = 0; r0 < rows; r0 += f.chunk_rows) {
         const int m = int(std::min<int64_t>(f.chunk_rows, rows - r0));
         const int w = f.width(m);
@@ -113,10 +119,10 @@ void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, co
             // order; only where B's column j starts differs.
             lp_dot_args a;
             a.a = a_rows + r0 * a_rs;
-            a.b = f.transposed ? b + (j0 + c) * p.ldb : b + (j0 + c);
+            a.b = f.transposed ? b + (j0 + c) * p.ldb : b + (j0 + c) * eb;
             a.acc = acc + r0 * acc_ld + c;
             a.a_rs = a_rs;
-            a.b_rs = p.ldb;
+            a.b_rs = p.ldb * eb;
             a.acc_ld = acc_ld;
             a.k = p.K;
             a.m = m;
@@ -133,7 +139,14 @@ static_assert(offsetof(lp_dot_args, n) == offsetof(lp_rowb_args, n), "the in-pla
 }  // namespace
 
 bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
-    if (p.kind != lp_kind::u8s8 || p.packed_b || p.zero_product || p.M > kMaxRows) return false;
+    if (p.packed_b || p.zero_product || p.M > kMaxRows) return false;
+    if (p.kind == lp_kind::bf16) {
+        // Row-major B only (there are no bf16 dot kernels).
+        if (p.transb || p.M > kRowbMaxRows) return false;
+        const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_bf16;
+        return (cpu::effective_features() & need) == need &&
+               be.tier() >= anvil_isa_avx512_core_bf16 && jit_state::usable();
+    }
     if (p.transb && p.K < kDotMinK) return false;
     if (!p.transb && p.M > kRowbMaxRows) return false;
     const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_vnni;

@@ -1,6 +1,7 @@
-// The int8 "rowb" micro-kernel: a small-M GEMM tile whose B is the caller's
+// The "rowb" micro-kernels: a small-M GEMM tile whose B is the caller's
 // row-major K x N matrix (transb = 'N', N contiguous), read in place, never
-// packed.  The sibling of lp_dot.h, whose B is stored N x K.
+// packed.  The sibling of lp_dot.h, whose B is stored N x K.  int8 below;
+// bf16 (desc.bf16, AVX512-BF16) at the end of this comment.
 //
 //   acc(i, j) = sum_{k < K} u8(A(i, k)) * s8(B(k, j))       i < m, j < n
 //   A(i, k)   = a[i * a_rs + k]          (bytes, unsigned)
@@ -24,6 +25,15 @@
 // are interleaved so that every dword holds B(k .. k+3, j) of one column,
 // and vpdpbusd multiplies it with the broadcast dword A(i, k .. k+3).  No
 // reduction at the end (unlike lp_dot): accumulator lanes are columns.
+//
+// bf16 kernels: A and B hold bf16 (2 bytes; a_rs, b_rs in bytes), acc is
+// float, and a group is 2 B rows: for g = 0 .. ceil(K / 2) - 1
+//   acc = acc + A(i, 2g+1) * B(2g+1, j);  acc = acc + A(i, 2g) * B(2g, j)
+// each addition rounded to fp32 (vdpbf16ps' order, as lp_ukernel.h), with
+// B(K, j) = 0 for odd K (row K is never read; A(i, K) is, and must be
+// finite: the driver's packed A is zero there).  That is the packed
+// kernels' arithmetic in the same order, so the results are theirs bit for
+// bit (denormals aside: vdpbf16ps flushes them).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -51,7 +61,8 @@ using lp_rowb_fn = void (*)(const lp_rowb_args *);
 // columns each).  In the 32 zmm registers: m * 4 * blocks accumulators,
 // 5 for the B rows and their interleaving, m A broadcasts.
 constexpr int kRowbMaxM = 4;
-constexpr int kRowbBlockCols = 64;
+constexpr int kRowbBlockCols = 64;      // int8: 64 one-byte columns per block
+constexpr int kRowbBlockColsBf16 = 32;  // bf16: 32 two-byte columns (the same 64 bytes)
 constexpr int rowb_max_blocks(int m) {
     // Registers allow 6, 3, 2, 1 blocks; 3 at most keeps n in a byte of the
     // descriptor (more blocks for m = 1 would only share the one A
@@ -59,40 +70,54 @@ constexpr int rowb_max_blocks(int m) {
     return m < 1 || m > kRowbMaxM ? 0 : ((32 - 5 - m) / (4 * m) < 3 ? (32 - 5 - m) / (4 * m) : 3);
 }
 constexpr int rowb_max_n(int m) { return kRowbBlockCols * rowb_max_blocks(m); }  // 192, 192, 128, 64
+// bf16: 2 accumulators per row and block, 4 registers for B, m for A;
+// 6 blocks at most (n in a byte): 6, 6, 4, 3 blocks.
+constexpr int rowb_max_blocks_bf16(int m) {
+    return m < 1 || m > kRowbMaxM ? 0 : ((32 - 4 - m) / (2 * m) < 6 ? (32 - 4 - m) / (2 * m) : 6);
+}
+constexpr int rowb_max_n_bf16(int m) { return kRowbBlockColsBf16 * rowb_max_blocks_bf16(m); }  // 192, 192, 128, 96
+constexpr int rowb_max_n(int m, bool bf16) { return bf16 ? rowb_max_n_bf16(m) : rowb_max_n(m); }
 
 // What a rowb kernel is specialised on.  POD, hashed bytewise by the kernel
 // cache, so every byte is set (make_lp_rowb_desc zeroes the reserved ones).
 struct lp_rowb_desc {
-    uint8_t tier;  // anvil_isa_t; the kernels need avx512_core_vnni (any
-                   // tier that includes it is accepted)
+    uint8_t tier;  // anvil_isa_t; the kernels need avx512_core_vnni (int8)
+                   // or avx512_core_bf16 (bf16); any tier that includes it
     uint8_t m;     // 1..kRowbMaxM
-    uint8_t n;     // 1..rowb_max_n(m)
-    uint8_t reserved[5];
+    uint8_t n;     // 1..rowb_max_n(m, bf16)
+    uint8_t bf16;  // 0: u8 x s8 -> int32; 1: bf16 x bf16 -> fp32
+    uint8_t reserved[4];
 };
 static_assert(sizeof(lp_rowb_desc) == 8, "lp_rowb_desc must stay 8 packed bytes");
 
-inline lp_rowb_desc make_lp_rowb_desc(uint8_t tier, int m, int n) {
+inline lp_rowb_desc make_lp_rowb_desc(uint8_t tier, int m, int n, bool bf16 = false) {
     lp_rowb_desc d{};
     d.tier = tier;
     d.m = uint8_t(m);
     d.n = uint8_t(n);
+    d.bf16 = bf16 ? 1 : 0;
     return d;
 }
 
 inline bool lp_rowb_shape_ok(const lp_rowb_desc &d) {
-    return d.m >= 1 && d.m <= kRowbMaxM && d.n >= 1 && d.n <= rowb_max_n(d.m);
+    return d.bf16 <= 1 && d.m >= 1 && d.m <= kRowbMaxM && d.n >= 1 &&
+           d.n <= rowb_max_n(d.m, d.bf16 != 0);
 }
 
-// The contract, one element at a time (any m, n >= 0 from args).
+// The contract, one element at a time (any m, n >= 0 from args): int8, and
+// bf16 (args.acc then points at floats).
 void lp_rowb_scalar(const lp_rowb_args *args);
+void lp_rowb_scalar_bf16(const lp_rowb_args *args);
 
 // The JIT kernel for d (generated on first use, then cached; *keep_alive
 // holds the code mapped while the caller uses *fn).  The reserved bytes
 // are ignored (the cache key is built from tier, m and n).  Returns
 //   anvil_invalid_argument  fn or keep_alive null, m or n out of range
-//   anvil_unsupported       d.tier below avx512_core_vnni, the CPU lacks
-//                           AVX-512 core + VNNI (detected features: the ISA
-//                           cap is the caller's business), or no JIT build
+//   anvil_unsupported       d.tier below avx512_core_vnni (bf16:
+//                           avx512_core_bf16), the CPU lacks AVX-512 core +
+//                           VNNI (bf16: + AVX512-BF16; detected features:
+//                           the ISA cap is the caller's business), or no
+//                           JIT build
 //   anvil_jit_error / anvil_out_of_memory  generation failed
 anvil_status_t get_lp_rowb_kernel(const lp_rowb_desc &d, lp_rowb_fn *fn,
                                   std::shared_ptr<const void> *keep_alive);
