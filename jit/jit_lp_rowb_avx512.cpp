@@ -21,7 +21,10 @@ jit_lp_rowb_avx512::jit_lp_rowb_avx512(const lowp::lp_rowb_desc &d)
     vpb_ = bf16_ ? 2 : 4;
     nv_ = (n_ + block_w_ - 1) / block_w_;
 
-    preamble({});
+    if (many_rows())
+        preamble({reg_a4, reg_a8});
+    else
+        preamble({});
     load_args();
     zero_acc();
     k_loop();
@@ -34,11 +37,12 @@ jit_lp_rowb_avx512::jit_lp_rowb_avx512(const lowp::lp_rowb_desc &d)
 // Rows 0..3 off one base: x86 scales give 1 and 2 strides, the 3x register
 // the third.
 RegExp jit_lp_rowb_avx512::a_at(int i) const {
-    switch (i) {
-        case 0: return RegExp(reg_a);
-        case 1: return reg_a + reg_ars;
-        case 2: return reg_a + reg_ars * 2;
-        default: return reg_a + reg_ars3;
+    const Reg64 &base = i < 4 ? reg_a : i < 8 ? reg_a4 : reg_a8;
+    switch (i % 4) {
+        case 0: return RegExp(base);
+        case 1: return base + reg_ars;
+        case 2: return base + reg_ars * 2;
+        default: return base + reg_ars3;
     }
 }
 
@@ -52,7 +56,7 @@ RegExp jit_lp_rowb_avx512::b_at(const Reg64 &base, int r, int disp) const {
 }
 
 RegExp jit_lp_rowb_avx512::c_row(int i) const {
-    switch (i) {
+    switch (i % 4) {
         case 0: return RegExp(reg_c);
         case 1: return reg_c + reg_ldc;
         case 2: return reg_c + reg_ldc * 2;
@@ -73,6 +77,8 @@ void jit_lp_rowb_avx512::load_args() {
     mov(reg_a, ptr[reg_args + offsetof(lp_rowb_args, a)]);
     mov(reg_ars, ptr[reg_args + offsetof(lp_rowb_args, a_rs)]);
     if (m_ > 3) lea(reg_ars3, ptr[reg_ars + reg_ars * 2]);
+    if (m_ > 4) lea(reg_a4, ptr[reg_a + reg_ars * 4]);
+    if (m_ > 8) lea(reg_a8, ptr[reg_a4 + reg_ars * 4]);
     mov(reg_b, ptr[reg_args + offsetof(lp_rowb_args, b)]);
     mov(reg_brs, ptr[reg_args + offsetof(lp_rowb_args, b_rs)]);
     lea(reg_brs3, ptr[reg_brs + reg_brs * 2]);
@@ -164,6 +170,18 @@ void jit_lp_rowb_avx512::group(int rows, bool prefetch) {
     // A(i, k .. k+3) as one dword in every lane.  For a last group of fewer
     // than 4 rows the dword reaches past K into the row's padding, which
     // meets B's zero rows.
+    if (many_rows()) {
+        // One block; each row's broadcast right before its two products,
+        // in four registers used in turn.
+        if (prefetch) prefetch_group();
+        Zmm b[4];
+        load_interleave(0, rows, b);
+        for (int i = 0; i < m_; ++i) {
+            vpbroadcastd(a_vec(i), ptr[a_at(i)]);
+            for (int q = 0; q < block_vecs(0); ++q) vdpbf16ps(acc(i, 0, q), a_vec(i), b[q]);
+        }
+        return;
+    }
     for (int i = 0; i < m_; ++i) vpbroadcastd(a_vec(i), ptr[a_at(i)]);
     if (prefetch) prefetch_group();
     for (int v = 0; v < nv_; ++v) {
@@ -182,6 +200,8 @@ void jit_lp_rowb_avx512::group(int rows, bool prefetch) {
 
 void jit_lp_rowb_avx512::advance() {
     add(reg_a, 4);  // one A dword per group: 4 int8 or 2 bf16 values
+    if (m_ > 4) add(reg_a4, 4);
+    if (m_ > 8) add(reg_a8, 4);
     if (group_ == 4) {
         lea(reg_b, ptr[reg_b + reg_brs * 4]);
         lea(reg_pf, ptr[reg_pf + reg_brs * 4]);
@@ -297,8 +317,10 @@ void jit_lp_rowb_avx512::unpermute_and_store() {
         mov(eax, (1u << (n_ % 16)) - 1);
         kmovw(k_store, eax);
     }
-    for (int i = 0; i < m_; ++i)
+    for (int i = 0; i < m_; ++i) {
+        if (i > 0 && i % 4 == 0) lea(reg_c, ptr[reg_c + reg_ldc * 4]);  // c_row reaches 4 rows
         for (int v = 0; v < nv_; ++v) store_block(i, v);
+    }
 }
 
 }  // namespace anvil::jit

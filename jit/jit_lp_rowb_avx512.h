@@ -42,9 +42,14 @@ private:
     // q) at (i * nv + v) * 4 + q; the m A broadcasts from zmm31 down; below
     // them the 5 registers of one block's B rows and interleaving (reused
     // block after block: renaming removes the false dependencies).
+    // More than 4 rows (bf16, one block): accumulators zmm0..2m-1, B in
+    // zmm24..27, four A broadcasts in zmm28..31 used in turn.
     Xbyak::Zmm acc(int i, int v, int q) const { return Xbyak::Zmm((i * nv_ + v) * vpb_ + q); }
-    Xbyak::Zmm a_vec(int i) const { return Xbyak::Zmm(31 - i); }
-    Xbyak::Zmm b_reg(int t) const { return Xbyak::Zmm(31 - m_ - t); }  // t in 0..4 (bf16 0..3)
+    Xbyak::Zmm a_vec(int i) const { return Xbyak::Zmm(31 - (many_rows() ? i % 4 : i)); }
+    Xbyak::Zmm b_reg(int t) const {  // t in 0..4 (bf16 0..3)
+        return Xbyak::Zmm((many_rows() ? 27 : 31 - m_) - t);
+    }
+    bool many_rows() const { return m_ > 4; }
     // Scratch for the final transpose (the A and B registers are free by then).
     Xbyak::Zmm tmp(int t) const { return Xbyak::Zmm(31 - t); }
 
@@ -59,6 +64,9 @@ private:
     const Xbyak::Reg64 reg_brs3 = r11;   // 3 * b_rs
     const Xbyak::Reg64 reg_pf = rax;     // B(k + kPrefetchRows, 0)
     const Xbyak::Reg64 reg_k = rcx;      // full groups left, then K % 4
+    // More than 4 rows: A rows 4..7 and 8..11 (callee-saved, pushed).
+    const Xbyak::Reg64 reg_a4 = r12;
+    const Xbyak::Reg64 reg_a8 = r13;
     // After the K loop.
     const Xbyak::Reg64 reg_c = rsi;      // acc
     const Xbyak::Reg64 reg_ldc = rdx;    // acc_ld in bytes

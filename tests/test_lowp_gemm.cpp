@@ -430,9 +430,9 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
     for (auto &v : A8) v = uint8_t(r.ival(0, 255));
     for (auto &v : B8) v = int8_t(r.ival(-128, 127));
     const int32_t co = -7;
-    // Also M = 3 with row-major B: the in-place bf16 rowb path under
-    // avx512_core_bf16, packed kernels below it.
-    const int64_t Ms = 3;
+    // Also M = 3 and 11 with row-major B: the in-place bf16 rowb paths (2-row
+    // chunks, one 11-row chunk) under avx512_core_bf16, packed kernels below.
+    const int64_t Ms = 3, Ms2 = 11;
     std::vector<float> ref_f, ref_small;
     std::vector<int32_t> ref_i, ref_s;
     const anvil_isa_t caps[] = {anvil_isa_scalar, anvil_isa_avx2, anvil_isa_avx512_core,
@@ -444,9 +444,11 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
         std::vector<int32_t> Ci(size_t(M * N)), Cs(size_t(M * N));
         REQUIRE(anvil_gemm_bf16bf16f32('N', 'T', M, N, K, 1.0f, A.data(), K, B.data(), K, 0.0f,
                                        C.data(), N) == anvil_success);
-        std::vector<float> Csmall(size_t(Ms * N));
+        std::vector<float> Csmall(size_t((Ms + Ms2) * N));
         REQUIRE(anvil_gemm_bf16bf16f32('N', 'N', Ms, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f,
                                        Csmall.data(), N) == anvil_success);
+        REQUIRE(anvil_gemm_bf16bf16f32('N', 'N', Ms2, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f,
+                                       Csmall.data() + Ms * N, N) == anvil_success);
         REQUIRE(anvil_gemm_u8s8s32('N', 'T', 'F', M, N, K, 1.0f, A8.data(), K, 9, B8.data(), K, -5,
                                    0.0f, Ci.data(), N, &co) == anvil_success);
         REQUIRE(anvil_gemm_s8s8s32('T', 'T', 'F', M, N, K, 1.0f,

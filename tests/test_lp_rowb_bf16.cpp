@@ -1,5 +1,5 @@
 // The bf16 rowb kernels (lowp/lp_rowb.h, jit/jit_lp_rowb_avx512 with
-// desc.bf16): every m in 1..4 over column counts around the 16-column
+// desc.bf16): every m in 1..12 over column counts around the 16-column
 // vectors and 32-column blocks, odd and even K, must give the bits of
 // lp_rowb_scalar_bf16.  B's last row ends at a PROT_NONE guard page (either
 // with its padding or right after B(K-1, n-1)), so a read of row K or of a
@@ -24,7 +24,7 @@
 namespace {
 
 using anvil::lowp::get_lp_rowb_kernel;
-using anvil::lowp::kRowbMaxM;
+using anvil::lowp::kRowbMaxMBf16;
 using anvil::lowp::lp_rowb_args;
 using anvil::lowp::lp_rowb_fn;
 using anvil::lowp::make_lp_rowb_desc;
@@ -65,7 +65,7 @@ uint16_t rand_bf16(tu::rng &r) {
 }
 
 struct operands {
-    tu::guarded ga{size_t(kRowbMaxM * (kMaxK + 2 + 64) * 2 + 128)};
+    tu::guarded ga{size_t(kRowbMaxMBf16 * (kMaxK + 2 + 64) * 2 + 128)};
     tu::guarded gb{size_t((kMaxK + 1) * (kMaxN + kMaxPad) * 2)};
     uint8_t *a = nullptr, *b = nullptr;
     int64_t a_rs = 0, b_rs = 0;
@@ -126,10 +126,10 @@ std::string run_one(const kernel &k, const operands &ops, int m, int n, int64_t 
 TEST_SUITE("once") {
 
 TEST_CASE("lp rowb bf16: register budget, tier checks and a separate kernel per type") {
-    for (int m = 1; m <= kRowbMaxM; ++m) {
+    for (int m = 1; m <= kRowbMaxMBf16; ++m) {
         // 2 accumulators per row and 32-column block, 4 B registers, m A
-        // broadcasts; n in the descriptor's byte.
-        CHECK(m * 2 * (rowb_max_n_bf16(m) / 32) + 4 + m <= 32);
+        // broadcasts (4 above 4 rows); n in the descriptor's byte.
+        CHECK(m * 2 * (rowb_max_n_bf16(m) / 32) + 4 + (m > 4 ? 4 : m) <= 32);
         CHECK(rowb_max_n_bf16(m) <= 255);
     }
     lp_rowb_fn fn = nullptr;
@@ -161,7 +161,7 @@ TEST_CASE("lp rowb bf16: every m, column tail and K parity matches lp_rowb_scala
     const int64_t b_pads[] = {0, 1, 3, 17, 32, 5, 2};
     const int64_t c_pads[] = {1, 0, 3, 9};
     int64_t calls = 0, failed = 0;
-    for (int m = 1; m <= kRowbMaxM; ++m)
+    for (int m = 1; m <= kRowbMaxMBf16; ++m)
         for (int n : kNs) {
             if (n > rowb_max_n_bf16(m)) continue;
             const kernel k = get_kernel(m, n);

@@ -474,4 +474,30 @@ TEST_CASE("badinput: plan null arguments, missing and foreign packed buffers") {
     CHECK(anvil_gemm_plan_destroy(p) == anvil_success);
 }
 
+TEST_CASE("badinput: explain at the edge of int64 (sizes no buffer could hold) stays defined") {
+    // Found by fuzzing: M = INT64_MAX with N = K = 0 is a valid no-op shape,
+    // and planning it overflowed a ceil division (UBSan).  Every type and
+    // transpose, each size at the edge alone.
+    const int64_t big = INT64_MAX, near = INT64_MAX - 5;
+    const int64_t shapes[][3] = {{big, 0, 0}, {0, big, 0}, {0, 0, big}, {near, 0, 0},
+                                 {0, near, 0}, {1, 0, big}, {big, 1, 0}};
+    const anvil_data_type_t types[][2] = {{anvil_dt_f32, anvil_dt_f32},
+                                          {anvil_dt_bf16, anvil_dt_bf16},
+                                          {anvil_dt_u8, anvil_dt_s8},
+                                          {anvil_dt_s8, anvil_dt_s8}};
+    char buf[64];
+    for (const auto &sh : shapes)
+        for (const auto &t : types)
+            for (const char *tr : {"NN", "TT", "NT"}) {
+                size_t needed = 0;
+                const anvil_status_t st = anvil_explain_gemm(t[0], t[1], tr[0], tr[1], sh[0], sh[1],
+                                                             sh[2], buf, sizeof buf, &needed);
+                INFO("M=", sh[0], " N=", sh[1], " K=", sh[2], " trans=", tr);
+                CHECK((st == anvil_success || st == anvil_size_overflow));
+                if (t[0] == anvil_dt_f32)
+                    CHECK(anvil_explain_sgemm(tr[0], tr[1], sh[0], sh[1], sh[2], buf, sizeof buf,
+                                              &needed) == st);
+            }
+}
+
 }  // TEST_SUITE("once")

@@ -8,6 +8,9 @@ namespace anvil::gemm {
 namespace {
 
 int64_t round_down(int64_t x, int64_t m) { return std::max(m, x / m * m); }
+// ceil(x / m) for x >= 0, m > 0, without overflow near INT64_MAX (sizes
+// that no call could run still reach here through anvil_explain_sgemm).
+int64_t ceil_div_safe(int64_t x, int64_t m) { return x / m + (x % m != 0); }
 
 // Rows up to which A is read in place (the batch-1 inference case and small
 // GEMMs): every row tile then streams its rows of A straight from the
@@ -65,7 +68,7 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
 
     // One row tile and nothing to reuse B for: do not split K at all, so C
     // is read and written once (M = 1..mr, weights streamed once).
-    const int64_t row_tiles = (M + b.mr - 1) / b.mr;
+    const int64_t row_tiles = ceil_div_safe(M, b.mr);
     if (row_tiles <= 1 && b_prepacked) b.kc = std::max<int64_t>(K, 1);
     if (!b_prepacked && !b.pack_b && M <= kSmallM) {
         // B read in place by few rows: short K blocks, so one block of B
@@ -75,8 +78,8 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     }
     // Spread K evenly over the passes (K = 256 runs as 2 x 128, not
     // 192 + 64): same number of passes over C, no short last pass.
-    const int64_t passes = std::max<int64_t>(1, (K + b.kc - 1) / b.kc);
-    b.kc = std::max<int64_t>(1, (K + passes - 1) / passes);
+    const int64_t passes = std::max<int64_t>(1, ceil_div_safe(K, b.kc));
+    b.kc = std::max<int64_t>(1, ceil_div_safe(K, passes));
     if (b.nc > N) b.nc = std::max<int64_t>(N, 1);
 
     // Threads split N first (each takes a range of panels of every row
@@ -84,9 +87,9 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     // at least one row block per thread, of near-equal height.
     const int64_t panels = (std::min(b.nc, N) + b.nr - 1) / b.nr;
     if (panels < nthreads && M > b.mr) {
-        const int64_t blocks = std::max<int64_t>((M + b.mc - 1) / b.mc, nthreads);
-        const int64_t rows = (M + blocks - 1) / blocks;
-        b.mc = std::max<int64_t>(b.mr, (rows + b.mr - 1) / b.mr * b.mr);
+        const int64_t blocks = std::max<int64_t>(ceil_div_safe(M, b.mc), nthreads);
+        const int64_t rows = ceil_div_safe(M, blocks);
+        b.mc = std::max<int64_t>(b.mr, ceil_div_safe(rows, b.mr) * b.mr);
     }
     return b;
 }

@@ -23,7 +23,9 @@
 namespace anvil::lowp {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Overflow-free for a near INT64_MAX (a >= 0, b > 0): anvil_explain_gemm
+// plans calls with sizes that no buffer could hold.
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 

@@ -33,6 +33,13 @@ constexpr int64_t kMaxRows = 16;
 // of L2 and the packed path is faster (measured 16x4096x4096: 87 vs 135
 // GOP/s; 4x4096x4096: 84 vs ~56).
 constexpr int64_t kRowbMaxRows = 4;
+// bf16 (row-major B): up to this M one rowb chunk (5..12 rows x 32
+// columns) reads B once from memory and interleaves it in registers, which
+// beats packing it per call (measured 1 thread, 8x4096x4096: 110 vs 56
+// GFLOP/s).  More rows take several chunks, each walking the B strip again
+// through K pages of B: 16x4096x4096 95 vs 99, 64x4096x4096 140 vs 234
+// (packed), so they pack.
+constexpr int64_t kBf16MaxRows = 12;
 // Transposed B: below this K the dot kernels' final 16-lane reductions
 // cost more than the packing they save.
 constexpr int64_t kDotMinK = 64;
@@ -47,11 +54,15 @@ struct family {
     bool bf16 = false;        // bf16 rowb kernels (B row-major bf16)
     int chunk_rows = 0;       // rows per kernel call
     int (*width)(int m) = nullptr;
+    // Columns outer, chunks of rows inner: each strip of B (K x width)
+    // comes from memory for the first chunk and from L2 for the others.
+    bool columns_outer = false;
 };
 
 int dot_width(int m) { return dot_max_n(m); }
 int rowb_width(int m) { return rowb_max_n(m); }
 int rowb_bf16_width(int m) { return rowb_max_n_bf16(m); }
+int rowb_bf16_strip_width(int) { return kRowbBlockColsBf16; }
 
 family family_for(const lp_problem &p) {
     family f;
@@ -62,14 +73,22 @@ family family_for(const lp_problem &p) {
     // columns touch 4 KiB pages of B four times as often per byte).
     f.chunk_rows = p.transb ? kDotMaxM : 2;
     f.width = p.transb ? dot_width : f.bf16 ? rowb_bf16_width : rowb_width;
+    if (f.bf16 && p.M > kRowbMaxRows) {
+        // One chunk of up to 12 rows over 32-column strips: 24
+        // accumulators, B interleaved once for all the rows.
+        f.chunk_rows = kRowbMaxMBf16;
+        f.width = rowb_bf16_strip_width;
+        f.columns_outer = true;
+    }
     return f;
 }
 
 // Kernels by (rows, columns); fetched before anything is written.
 struct kernel_table {
     static constexpr int kMaxN = 192;
-    void (*fn[kRowbMaxM + 1][kMaxN + 1])(const void *) = {};
-    std::shared_ptr<const void> keep[kRowbMaxM + 1][kMaxN + 1];
+    static constexpr int kMaxM = kRowbMaxMBf16 > kRowbMaxM ? kRowbMaxMBf16 : kRowbMaxM;
+    void (*fn[kMaxM + 1][kMaxN + 1])(const void *) = {};
+    std::shared_ptr<const void> keep[kMaxM + 1][kMaxN + 1];
 };
 
 anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_table *kt) {
@@ -110,25 +129,33 @@ void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, co
                 int64_t a_rs, int64_t rows, int64_t j0, int64_t n, int32_t *acc, int64_t acc_ld) {
     const auto *b = static_cast<const uint8_t *>(p.B);
     const int64_t eb = f.bf16 ? 2 : 1;  // bytes per element of B
+    auto call = [&](int64_t r0, int64_t c, int m, int nn) {
+        // lp_dot_args and lp_rowb_args have the same fields in the same
+        // order; only where B's column j starts differs.
+        lp_dot_args a;
+        a.a = a_rows + r0 * a_rs;
+        a.b = f.transposed ? b + (j0 + c) * p.ldb : b + (j0 + c) * eb;
+        a.acc = acc + r0 * acc_ld + c;
+        a.a_rs = a_rs;
+        a.b_rs = p.ldb * eb;
+        a.acc_ld = acc_ld;
+        a.k = p.K;
+        a.m = m;
+        a.n = nn;
+        kt.fn[m][nn](&a);
+    };
+    if (f.columns_outer) {
+        const int w = f.width(0);  // one width for every chunk
+        for (int64_t c = 0; c < n; c += w)
+            for (int64_t r0 = 0; r0 < rows; r0 += f.chunk_rows)
+                call(r0, c, int(std::min<int64_t>(f.chunk_rows, rows - r0)),
+                     int(std::min<int64_t>(w, n - c)));
+        return;
+    }
     for (int64_t r0 = 0; r0 < rows; r0 += f.chunk_rows) {
         const int m = int(std::min<int64_t>(f.chunk_rows, rows - r0));
         const int w = f.width(m);
-        for (int64_t c = 0; c < n; c += w) {
-            const int nn = int(std::min<int64_t>(w, n - c));
-            // lp_dot_args and lp_rowb_args have the same fields in the same
-            // order; only where B's column j starts differs.
-            lp_dot_args a;
-            a.a = a_rows + r0 * a_rs;
-            a.b = f.transposed ? b + (j0 + c) * p.ldb : b + (j0 + c) * eb;
-            a.acc = acc + r0 * acc_ld + c;
-            a.a_rs = a_rs;
-            a.b_rs = p.ldb * eb;
-            a.acc_ld = acc_ld;
-            a.k = p.K;
-            a.m = m;
-            a.n = nn;
-            kt.fn[m][nn](&a);
-        }
+        for (int64_t c = 0; c < n; c += w) call(r0, c, m, int(std::min<int64_t>(w, n - c)));
     }
 }
 
@@ -139,14 +166,15 @@ static_assert(offsetof(lp_dot_args, n) == offsetof(lp_rowb_args, n), "the in-pla
 }  // namespace
 
 bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
-    if (p.packed_b || p.zero_product || p.M > kMaxRows) return false;
+    if (p.packed_b || p.zero_product) return false;
     if (p.kind == lp_kind::bf16) {
         // Row-major B only (there are no bf16 dot kernels).
-        if (p.transb || p.M > kRowbMaxRows) return false;
+        if (p.transb || p.M > kBf16MaxRows) return false;
         const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_bf16;
         return (cpu::effective_features() & need) == need &&
                be.tier() >= anvil_isa_avx512_core_bf16 && jit_state::usable();
     }
+    if (p.M > kMaxRows) return false;
     if (p.transb && p.K < kDotMinK) return false;
     if (!p.transb && p.M > kRowbMaxRows) return false;
     const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_vnni;

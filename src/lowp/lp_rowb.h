@@ -70,12 +70,17 @@ constexpr int rowb_max_blocks(int m) {
     return m < 1 || m > kRowbMaxM ? 0 : ((32 - 5 - m) / (4 * m) < 3 ? (32 - 5 - m) / (4 * m) : 3);
 }
 constexpr int rowb_max_n(int m) { return kRowbBlockCols * rowb_max_blocks(m); }  // 192, 192, 128, 64
-// bf16: 2 accumulators per row and block, 4 registers for B, m for A;
-// 6 blocks at most (n in a byte): 6, 6, 4, 3 blocks.
+// bf16 takes up to 12 rows: 2 accumulators per row and block, 4 registers
+// for B, m for A (4, rotating, above 4 rows); 6 blocks at most (n in a
+// byte): 6, 6, 4, 3 blocks for m = 1..4, one block (32 columns) for m =
+// 5..12 (the in-place path's M = 5..12 in one chunk).
+constexpr int kRowbMaxMBf16 = 12;
 constexpr int rowb_max_blocks_bf16(int m) {
-    return m < 1 || m > kRowbMaxM ? 0 : ((32 - 4 - m) / (2 * m) < 6 ? (32 - 4 - m) / (2 * m) : 6);
+    return m < 1 || m > kRowbMaxMBf16 ? 0
+           : m > kRowbMaxM            ? 1
+                                      : ((32 - 4 - m) / (2 * m) < 6 ? (32 - 4 - m) / (2 * m) : 6);
 }
-constexpr int rowb_max_n_bf16(int m) { return kRowbBlockColsBf16 * rowb_max_blocks_bf16(m); }  // 192, 192, 128, 96
+constexpr int rowb_max_n_bf16(int m) { return kRowbBlockColsBf16 * rowb_max_blocks_bf16(m); }  // 192, 192, 128, 96, 32 ...
 constexpr int rowb_max_n(int m, bool bf16) { return bf16 ? rowb_max_n_bf16(m) : rowb_max_n(m); }
 
 // What a rowb kernel is specialised on.  POD, hashed bytewise by the kernel
@@ -83,7 +88,7 @@ constexpr int rowb_max_n(int m, bool bf16) { return bf16 ? rowb_max_n_bf16(m) : 
 struct lp_rowb_desc {
     uint8_t tier;  // anvil_isa_t; the kernels need avx512_core_vnni (int8)
                    // or avx512_core_bf16 (bf16); any tier that includes it
-    uint8_t m;     // 1..kRowbMaxM
+    uint8_t m;     // 1..kRowbMaxM (bf16: 1..kRowbMaxMBf16)
     uint8_t n;     // 1..rowb_max_n(m, bf16)
     uint8_t bf16;  // 0: u8 x s8 -> int32; 1: bf16 x bf16 -> fp32
     uint8_t reserved[4];
@@ -100,7 +105,7 @@ inline lp_rowb_desc make_lp_rowb_desc(uint8_t tier, int m, int n, bool bf16 = fa
 }
 
 inline bool lp_rowb_shape_ok(const lp_rowb_desc &d) {
-    return d.bf16 <= 1 && d.m >= 1 && d.m <= kRowbMaxM && d.n >= 1 &&
+    return d.bf16 <= 1 && d.m >= 1 && d.m <= (d.bf16 ? kRowbMaxMBf16 : kRowbMaxM) && d.n >= 1 &&
            d.n <= rowb_max_n(d.m, d.bf16 != 0);
 }
 
