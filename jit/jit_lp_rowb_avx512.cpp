@@ -267,13 +267,7 @@ void jit_lp_rowb_avx512::store_block_bf16(int i, int v) {
     const Zmm out[2] = {tmp(2), tmp(3)};
     vshuff32x4(out[0], t0, t0, 0xD8);  // lanes 0, 2, 1, 3
     if (outs > 1) vshuff32x4(out[1], t1, t1, 0xD8);
-    for (int w = 0; w < outs; ++w) {
-        const Address dst = ptr[c_row(i) + (v * block_w_ + w * 16) * 4];
-        if (cols - w * 16 < 16)
-            vmovups(dst | k_store, out[w]);
-        else
-            vmovups(dst, out[w]);
-    }
+    store_outputs(i, v, out, outs);
 }
 
 void jit_lp_rowb_avx512::store_block(int i, int v) {
@@ -299,12 +293,21 @@ void jit_lp_rowb_avx512::store_block(int i, int v) {
     if (outs > 2) vshufi32x4(out[2], t1, t3, 0x88);  // lane 2 of each
     if (outs > 3) vshufi32x4(out[3], t1, t3, 0xDD);  // lane 3 of each
     vshufi32x4(out[0], t0, t2, 0x88);                // lane 0 of each
+    store_outputs(i, v, out, outs);
+}
+
+// Output vectors 0 .. outs-1 of block v into acc row i; the last one
+// masked when it holds columns >= n.  Integer moves for int32, fp moves for
+// float: the same bits, no domain-crossing delay.
+void jit_lp_rowb_avx512::store_outputs(int i, int v, const Zmm *out, int outs) {
+    const int cols = block_cols(v);
     for (int w = 0; w < outs; ++w) {
         const Address dst = ptr[c_row(i) + (v * block_w_ + w * 16) * 4];
-        if (cols - w * 16 < 16)
-            vmovdqu32(dst | k_store, out[w]);
+        const bool partial = cols - w * 16 < 16;
+        if (bf16_)
+            partial ? vmovups(dst | k_store, out[w]) : vmovups(dst, out[w]);
         else
-            vmovdqu32(dst, out[w]);
+            partial ? vmovdqu32(dst | k_store, out[w]) : vmovdqu32(dst, out[w]);
     }
 }
 

@@ -103,6 +103,7 @@ private:
     void unpermute_and_store();
     void store_block(int i, int v);
     void store_block_bf16(int i, int v);
+    void store_outputs(int i, int v, const Xbyak::Zmm *out, int outs);
 
     int m_, n_;
     bool bf16_;
