@@ -500,4 +500,24 @@ TEST_CASE("badinput: explain at the edge of int64 (sizes no buffer could hold) s
             }
 }
 
+TEST_CASE("badinput: a leading dimension whose byte stride overflows int64, even for one row") {
+    // Found by fuzzing (a matmul with M = 1, ldc = 2^62): the element extent
+    // fits, the row stride in bytes does not.  A clear status, C untouched.
+    const int64_t huge = int64_t(1) << 62;
+    float a = 1, b = 1, c = 7;
+    CHECK(anvil_sgemm('N', 'N', 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, huge) == anvil_size_overflow);
+    CHECK(anvil_sgemm('N', 'N', 1, 1, 1, 1.0f, &a, huge, &b, 1, 0.0f, &c, 1) == anvil_size_overflow);
+    const uint16_t a16 = 0x3f80, b16 = 0x3f80;
+    CHECK(anvil_gemm_bf16bf16f32('N', 'N', 1, 1, 1, 1.0f, &a16, 1, &b16, 1, 0.0f, &c, huge) ==
+          anvil_size_overflow);
+    const uint8_t a8 = 1;
+    const int8_t b8 = 1;
+    int32_t c32 = 7;
+    const int32_t co = 0;
+    CHECK(anvil_gemm_u8s8s32('N', 'N', 'F', 1, 1, 1, 1.0f, &a8, 1, 0, &b8, 1, 0, 0.0f, &c32, huge, &co) ==
+          anvil_size_overflow);
+    CHECK(c == 7);
+    CHECK(c32 == 7);
+}
+
 }  // TEST_SUITE("once")

@@ -1,5 +1,7 @@
 #include "api/post_op_map.h"
 
+#include <cstdint>
+
 #include <algorithm>
 
 namespace anvil::api {
@@ -26,6 +28,8 @@ anvil_status_t map_post_op(const anvil_post_op_t &in, int64_t N, lowp::post_op *
     out->src_bf16 = src_dt == anvil_dt_bf16;
     out->ld = in.ld;
     if (!out->per_n && in.ld < std::max<int64_t>(1, N)) return anvil_bad_leading_dim;
+    // Its row stride in bytes must be representable (the epilogues form it).
+    if (!out->per_n && in.ld > INT64_MAX / 4) return anvil_size_overflow;
     return anvil_success;
 }
 

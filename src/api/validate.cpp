@@ -24,10 +24,12 @@ bool mul_ok(int64_t a, int64_t b, int64_t *out) {
 anvil_status_t check_matrix(int64_t rows, int64_t cols, int64_t ld, int64_t elem_size) {
     if (ld < std::max<int64_t>(1, cols)) return anvil_bad_leading_dim;
     if (rows == 0 || cols == 0) return anvil_success;
-    // Highest element offset: (rows - 1) * ld + cols, in bytes.
-    int64_t off, end, bytes;
+    // Highest element offset: (rows - 1) * ld + cols, in bytes; and the row
+    // stride in bytes, which the epilogues form even for one row (found by
+    // fuzzing: M = 1 with ldc = 2^62).
+    int64_t off, end, bytes, stride;
     if (!mul_ok(rows - 1, ld, &off) || __builtin_add_overflow(off, cols, &end) ||
-        !mul_ok(end, elem_size, &bytes))
+        !mul_ok(end, elem_size, &bytes) || !mul_ok(ld, elem_size, &stride))
         return anvil_size_overflow;
     return anvil_success;
 }
