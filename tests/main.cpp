@@ -18,6 +18,9 @@
 #include "fallback/hwy_sgemm.h"
 #include "gemm/backend.h"
 #include "hwy_target.h"
+#if ANVIL_TESTS_HAVE_AMX
+#include "amx/amx_test_backend.h"
+#endif
 
 namespace {
 
@@ -88,7 +91,30 @@ int main(int argc, char **argv) {
     if (rc >= 0) return rc;
     std::printf("anvil_tests: Highway target in use: %s\n", target_in_use().c_str());
     std::fflush(stdout);
+#if ANVIL_TESTS_HAVE_AMX
+    // ANVIL_TEST_AMX: the lp suites run on the AMX backend (native or
+    // emulated, tests/amx/amx_test_backend.h).
+    amxt::mode amx_mode;
+    const bool amx = amxt::mode_from_env(&amx_mode);
+    if (amx) {
+        anvil::lowp::set_lp_backend_override(&amxt::backend(amx_mode));
+        std::printf("anvil_tests: low-precision kernels: AMX, %s\n", amxt::mode_name(amx_mode));
+        std::fflush(stdout);
+    }
+#endif
     doctest::Context context;
     context.applyCommandLine(argc, argv);
-    return context.run();
+    int result = context.run();
+#if ANVIL_TESTS_HAVE_AMX
+    if (amx) {
+        // Failures inside the driver's kernel calls (emulated) are recorded,
+        // not thrown: any fails the run.
+        const auto errors = amxt::take_emulation_errors();
+        for (const auto &e : errors) std::printf("anvil_tests: AMX emulation error: %s\n", e.c_str());
+        std::printf("anvil_tests: %llu tile dot products emulated\n",
+                    static_cast<unsigned long long>(amxt::emulated_tile_ops()));
+        if (!errors.empty() && result == 0) result = 1;
+    }
+#endif
+    return result;
 }

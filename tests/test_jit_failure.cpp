@@ -7,10 +7,11 @@
 //    points: the mapping must be rw- then r-x, and no new mapping anywhere
 //    may be writable and executable at either moment.
 //  - Tile state: every kernel's bytes are disassembled with Zydis at the
-//    same point; a kernel that configures AMX tiles must release them
-//    before it returns, so no tile configuration outlives an anvil call on
-//    the caller's thread.  (anvil has no AMX kernels yet: the check counts
-//    them and would bite when they come.)  The same pass checks the frame
+//    same point.  Tile configuration is per thread (jit/amx_runtime.h): only
+//    the configuration stub (frame, ldtilecfg, frame, ret) may load one; a
+//    compute kernel that loads a configuration, or any other kernel that
+//    returns with one it loaded, fails.  The driver releases a thread's
+//    tiles when it leaves anvil's work (tests/amx check that part).  The same pass checks the frame
 //    pointer chain perf unwinds through (ANVIL_JIT_PROFILE=perf): each
 //    kernel starts with push rbp; mov rbp, rsp and writes rbp nowhere else
 //    but the pop rbp right before its ret.
@@ -108,6 +109,7 @@ void check_code(const uint8_t *code, size_t bytes, std::vector<std::string> *fai
 #if ANVIL_TESTS_HAVE_ZYDIS
     bool configured = false, any_tile = false;
     bool rbp_restored = false;  // the previous instruction was pop rbp
+    int instructions = 0;
     size_t off = 0;
     for (int index = 0; off < bytes; ++index) {
         ZydisDisassembledInstruction ins;
@@ -129,7 +131,6 @@ void check_code(const uint8_t *code, size_t bytes, std::vector<std::string> *fai
             case ZYDIS_MNEMONIC_LDTILECFG: configured = any_tile = true; break;
             case ZYDIS_MNEMONIC_TILERELEASE: configured = false; break;
             case ZYDIS_MNEMONIC_RET:
-                if (configured) failures->push_back("ret with AMX tiles still configured");
                 if (!rbp_restored) failures->push_back("ret without pop rbp right before it");
                 break;
             default: break;
@@ -138,7 +139,13 @@ void check_code(const uint8_t *code, size_t bytes, std::vector<std::string> *fai
             failures->push_back("pop rbp not followed by ret at offset " + std::to_string(off));
         rbp_restored = pop_rbp;
         off += ins.info.length;
+        instructions = index + 1;
     }
+    // The configuration stub: push rbp, mov rbp rsp, ldtilecfg, vzeroupper,
+    // pop rbp, ret -- nothing else.
+    const bool config_stub = configured && instructions == 6;
+    if (configured && !config_stub)
+        failures->push_back("a kernel other than the configuration stub loads a tile configuration");
     if (any_tile) ++*tile_kernels;
 #else
     (void)code, (void)bytes, (void)failures, (void)tile_kernels;

@@ -115,6 +115,10 @@ void describe_machine() {
     std::printf("fp32 backend:   %s (tier %s, mr=%d nr=%d)\n", be.name(),
                 anvil_isa_name(be.tier()), be.mr(), be.nr());
     std::printf("bf16 backend:   %s\n", lowp::select_lp_backend(lowp::lp_kind::bf16).name());
+    std::printf("amx:            %s%s\n", lowp::amx_status().c_str(),
+                (ci.detected & cpu::f_amx_tile) && !(eff & cpu::f_amx_tile)
+                    ? " (but off under the ISA cap)"
+                    : "");
     std::printf("int8 backend:   %s%s\n", lowp::select_lp_backend(lowp::lp_kind::u8s8).name(),
                 cpu::has(cpu::f_avx512_core | cpu::f_avx512_vnni)
                     ? " (+ in-place dot / row-B kernels for M <= 16)"

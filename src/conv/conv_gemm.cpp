@@ -24,6 +24,11 @@ int64_t im2col_row_bytes(int64_t bytes) {
     return lines * 64;
 }
 
+// Tile kernels (AMX) need their configuration loaded on this thread first.
+inline void configure_tiles(const conv_gemm_kernels &k, int acc, int m, int nv) {
+    if (k.tile_backend) k.tile_backend->configure_thread(k.lp_tile_config[acc][m][nv]);
+}
+
 int64_t panel_width(const conv_plan &p, int64_t panel) {
     return std::min<int64_t>(kConvNR, p.g.OCg - panel * kConvNR);
 }
@@ -235,10 +240,12 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
                 a.b = panel + (s_first * kcall / p.gk) * kConvNR * 4;
                 a.k_segs = s_last - s_first + 1;
                 a.a_seg_rs = c.seg_rs;
-                if (fuse)
+                if (fuse) {
                     c.fused[0][t.m][nv](&a);
-                else
+                } else {
+                    configure_tiles(*c.k, 0, t.m, nv);
                     c.k->lp[0][t.m][nv](&a);
+                }
                 continue;
             }
             for (int64_t s = s_first; s <= s_last; ++s) {
@@ -246,10 +253,12 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
                 a.a = t.a + a_off(s);
                 a.b = panel + (s * kcall / p.gk) * kConvNR * 4;
                 a.accumulate = acc;
-                if (fuse && s == s_last)
+                if (fuse && s == s_last) {
                     c.fused[acc][t.m][nv](&a);
-                else
+                } else {
+                    configure_tiles(*c.k, acc, t.m, nv);
                     c.k->lp[acc][t.m][nv](&a);
+                }
             }
             continue;
         }
@@ -505,7 +514,8 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
     if (p.path == conv_path::gemm_lp) {
         const lowp::lp_backend &be = lowp::select_lp_backend(p.lp);
         k->backend_name = be.name();
-        k->mr = std::min(lowp::kMR, kConvMaxMR);
+        k->mr = std::min(be.max_rows(), kConvMaxMR);
+        if (be.uses_tiles()) k->tile_backend = &be;
         k->k_segments = be.supports_k_segments();
         bool nv_needed[3] = {false, false, false};
         for (int64_t pn = 0; pn < p.np; ++pn) nv_needed[ceil_div(panel_width(p, pn), 16)] = true;
@@ -518,6 +528,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                         be.get(lowp::make_lp_desc(uint8_t(be.tier()), p.lp, m, nv, acc), &ref);
                     if (st != anvil_success) return st;
                     k->lp[acc][m][nv] = ref.fn;
+                    k->lp_tile_config[acc][m][nv] = ref.tile_config;
                     k->keep_alive.push_back(ref.keep_alive);
                 }
         uint8_t epi_out = 0, epi_flags = 0, epi_binary = 0;
@@ -650,6 +661,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
         uint8_t *slot = slots + w * slot_bytes;
         const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;
         for (int64_t it = i0; it < i1; ++it) run_item(c, it, slot, slot + acc_bytes);
+        if (k.tile_backend) k.tile_backend->release_thread();  // leaving anvil's work
     };
     if (nw <= 1)
         worker(0);

@@ -25,6 +25,10 @@ struct conv_gemm_kernels {
     // f32: [beta one?][m][n]; lp: [accumulate][m][nv]
     gemm::ukernel_fn f32[2][kConvMaxMR + 1][kConvNR + 1] = {};
     lowp::lp_ukernel_fn lp[2][kConvMaxMR + 1][3] = {};
+    // Tile backends (AMX): the backend, and each lp kernel's tile
+    // configuration, loaded on the calling thread before the call.
+    const lowp::lp_backend *tile_backend = nullptr;
+    const void *lp_tile_config[2][kConvMaxMR + 1][3] = {};
     // lp kernels with the chain fused into their store (JIT AVX-512, chains
     // without post-ops): [bias given][accumulate][m][nv]; null when not used.
     bool fused = false;

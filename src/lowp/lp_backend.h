@@ -3,6 +3,7 @@
 // effective ISA allows.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "anvil/anvil.h"
 #include "lowp/lp_ukernel.h"
@@ -13,6 +14,10 @@ struct lp_ukernel_ref {
     lp_ukernel_fn fn = nullptr;
     std::shared_ptr<const void> keep_alive;
     const char *name = "";
+    // Tile kernels (AMX): the 64-byte tile configuration the calling thread
+    // must have loaded (lp_backend::configure_thread) before calling fn;
+    // static storage, so the pointer identifies it.  Null for the others.
+    const void *tile_config = nullptr;
 };
 
 class lp_backend {
@@ -30,19 +35,45 @@ public:
     // Whether its kernels honour args.k_segs / a_seg_rs (lp_ukernel.h);
     // for the others a caller makes one call per segment.
     virtual bool supports_k_segments() const { return false; }
+    // Rows of the largest kernel get() accepts (desc.m <= max_rows()).
+    virtual int max_rows() const { return kMR; }
+    // Tile backends: load a kernel's tile_config on this thread (a no-op
+    // when it is the one loaded last), and release the thread's tile state
+    // when it leaves anvil's work.  No-ops for the others.
+    virtual bool uses_tiles() const { return false; }
+    virtual void configure_thread(const void *tile_config) const { (void)tile_config; }
+    virtual void release_thread() const {}
 };
 
+// Calls kernel k of backend be on args a (configuring tiles first if k is a
+// tile kernel).
+inline void call_lp_kernel(const lp_backend &be, const lp_ukernel_ref &k,
+                           const lp_ukernel_args *a) {
+    if (k.tile_config) be.configure_thread(k.tile_config);
+    k.fn(a);
+}
+
 // Best backend for `kind` under the effective ISA.  Never null.
-//   bf16: JIT (avx512_core_bf16) > Highway > scalar
-//   u8s8: JIT zmm (avx512_core_vnni) > JIT ymm AVX-VNNI (avx2 tier, CPU has
+//   bf16: JIT AMX (amx; permission granted) > JIT (avx512_core_bf16) > Highway > scalar
+//   u8s8: JIT AMX > JIT zmm (avx512_core_vnni) > JIT ymm AVX-VNNI (avx2 tier, CPU has
 //         AVX-VNNI) > Highway > scalar
 const lp_backend &select_lp_backend(lp_kind kind);
 // Every backend usable for `kind` under the effective ISA, best first (tests).
 // Each tier's own implementation; null when not built or the CPU lacks it
 // (they do not look at the ISA cap: select_lp_backend does).
+const lp_backend *jit_amx_lp_backend();     // null without AMX or its permission
+// Whether AMX kernels can run here ("usable") or why not (no AMX in the CPU,
+// XTILEDATA refused, no JIT tier in this build).  Asks the kernel for the
+// permission on first use.
+std::string amx_status();
 const lp_backend *jit_avx512_lp_backend();  // bf16 needs avx512_bf16, u8s8 avx512_vnni
 const lp_backend *jit_avx2_vnni_lp_backend();  // u8s8 only; null without AVX-VNNI
 const lp_backend *highway_lp_backend();     // best Highway target the cap allows
 const lp_backend *scalar_lp_backend();
+
+// Tests: while set, select_lp_backend returns `be` for every kind it
+// supports (the AMX tests run the driver on an emulated AMX backend).
+// Null restores the normal choice.
+void set_lp_backend_override(const lp_backend *be);
 
 }  // namespace anvil::lowp

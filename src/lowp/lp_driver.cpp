@@ -32,18 +32,20 @@ int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 // Work below which a second thread costs more than it saves (ops, 2*M*N*K).
 constexpr double kMinOpsPerThread = 4e6;
 
-// The kernels a call needs: [m == kMR ? 0 : 1][nv - 1][accumulate].
-// Row tiles of an M block of m rows: 12 rows each, except that a short
+// Row tiles of an M block of m rows, for kernels of at most mr rows.  For
+// the vector kernels (mr = 12): 12 rows each, except that a short
 // remainder (1..7 rows) is merged with the tile before it and the two are
 // split evenly (16 = 8 + 8, 13 = 7 + 6): a 4-row tile holds only 8
 // accumulators, too few to hide the dot-product latency, so 12 + 4 runs
-// slower than 8 + 8.  Calls f(first_row, height) in order.
+// slower than 8 + 8.  Tile kernels (mr = 32) take full tiles and the
+// remainder as is: a kernel of 16 rows or fewer uses half the tiles.
+// Calls f(first_row, height) in order.
 template <typename F>
-void for_row_tiles(int64_t m, const F &f) {
-    const int64_t full = m / kMR, tail = m % kMR;
-    if (tail == 0 || tail >= 8 || full == 0) {
-        for (int64_t t = 0; t < full; ++t) f(t * kMR, int(kMR));
-        if (tail) f(full * kMR, int(tail));
+void for_row_tiles(int64_t m, int mr, const F &f) {
+    const int64_t full = m / mr, tail = m % mr;
+    if (mr != kMR || tail == 0 || tail >= 8 || full == 0) {
+        for (int64_t t = 0; t < full; ++t) f(t * mr, mr);
+        if (tail) f(full * mr, int(tail));
         return;
     }
     for (int64_t t = 0; t + 1 < full; ++t) f(t * kMR, int(kMR));
@@ -55,7 +57,9 @@ void for_row_tiles(int64_t m, const F &f) {
 
 // The kernels a call needs: [height][nv - 1][accumulate].
 struct kernel_set {
-    lp_ukernel_ref k[kMR + 1][2][2];
+    const lp_backend *be = nullptr;
+    int mr = kMR;  // the backend's largest kernel
+    lp_ukernel_ref k[kMaxKernelRows + 1][2][2];
 };
 
 anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp_blocking &b,
@@ -64,10 +68,12 @@ anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp
     // Column tiles are 32 wide except a tail of 1..16 columns (nv = 1).
     const bool need_nv2 = p.N > kLanes;
     const bool need_nv1 = (p.N % kNR) != 0 && (p.N % kNR) <= kLanes;
-    bool heights[kMR + 1] = {};
+    ks->be = &be;
+    ks->mr = std::min(be.max_rows(), kMaxKernelRows);
+    bool heights[kMaxKernelRows + 1] = {};
     for (int64_t block : {std::min(b.mc, p.M), p.M % b.mc})
-        if (block > 0) for_row_tiles(block, [&](int64_t, int h) { heights[h] = true; });
-    for (int h = 1; h <= kMR; ++h) {
+        if (block > 0) for_row_tiles(block, ks->mr, [&](int64_t, int h) { heights[h] = true; });
+    for (int h = 1; h <= ks->mr; ++h) {
         if (!heights[h]) continue;
         for (int nv = 1; nv <= 2; ++nv) {
             if ((nv == 2 && !need_nv2) || (nv == 1 && !need_nv1)) continue;
@@ -105,7 +111,7 @@ void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a 
     const int64_t kcg = std::min(b.kcg, b.kg - g0);
     const int accumulate = g0 > 0 ? 1 : 0;
     const int nv = int(ceil_div(std::min<int64_t>(kNR, n - jc), kLanes));
-    for_row_tiles(m, [&](int64_t ic, int mt) {
+    for_row_tiles(m, ks.mr, [&](int64_t ic, int mt) {
         const lp_ukernel_ref &k = ks.k[mt][nv - 1][accumulate];
         lp_ukernel_args a;
         a.a = pa.rows + (i0 + ic) * pa.row_bytes + g0 * kGroupBytes;
@@ -123,7 +129,7 @@ void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a 
         // that kernels may read are set here: one tile, one K segment.
         a.m_tiles = 1;
         a.k_segs = 1;
-        k.fn(&a);
+        call_lp_kernel(*ks.be, k, &a);
     });
 }
 
@@ -216,7 +222,10 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
 anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {
     if (p.M == 0 || p.N == 0) return anvil_success;
     if (inplace_path_applies(be, p)) return run_inplace_path(be, p, epi);
-    const lp_blocking b = choose_lp_blocking(p);
+    lp_blocking b = choose_lp_blocking(p);
+    // Tile kernels take K 16 groups per step (a shorter tail goes through a
+    // stack copy): K blocks a whole number of steps.
+    if (be.uses_tiles() && b.kcg < b.kg) b.kcg = std::min(b.kg, round_up(b.kcg, 16));
     kernel_set ks;
     if (!p.zero_product) {
         const anvil_status_t st = fetch_kernels(be, p, b, &ks);
@@ -297,14 +306,18 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
         run_task(p, b, ks, pa, pb, colsum, i0, std::min(b.mc, p.M - i0), j0,
                  std::min(b.nc, p.N - j0), tb, epi);
     };
+    // Tile backends: each thread leaves with its tile state released.
+    const bool tiles = !p.zero_product && be.uses_tiles();
     if (nslots == 1) {
         for (int64_t t = 0; t < tasks; ++t) task(t, slots);
+        if (tiles) be.release_thread();
         return anvil_success;
     }
     // Threads take tasks round-robin by index: worker w runs t = w, w +
     // nslots, ... with slot w, so slots are never shared.
     threading::parallel_for(nslots, [&](int64_t w) {
         for (int64_t t = w; t < tasks; t += nslots) task(t, slots + w * slot_bytes);
+        if (tiles) be.release_thread();
     });
     return anvil_success;
 }

@@ -16,7 +16,8 @@ std::string explain_lp_gemm(const lp_backend &be, const lp_problem &p) {
         const char *pack_b = p.packed_b ? "prepacked"
                              : m_blocks == 1 ? "per_task (each panel packed by the task using it)"
                                              : "per_call (all panels before the tasks)";
-        s = "path=packed tile=" + std::to_string(kMR) + "x" + std::to_string(kNR) +
+        s = "path=packed tile=" + std::to_string(be.max_rows()) + "x" + std::to_string(kNR) +
+            (be.uses_tiles() ? " (AMX tiles)" : "") +
             " pack_a=yes pack_b=" + pack_b;
     }
     s += " k_groups=" + std::to_string(b.kg) + " (" + std::to_string(group_k(p.kind)) +

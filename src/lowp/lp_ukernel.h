@@ -23,7 +23,8 @@ enum class lp_kind : uint8_t {
 
 constexpr int kGroupBytes = 4;                 // one dword per k-group
 constexpr int group_k(lp_kind k) { return k == lp_kind::bf16 ? 2 : 4; }
-constexpr int kMR = 12;                        // rows of the largest tile
+constexpr int kMR = 12;                        // rows of the largest tile (vector kernels)
+constexpr int kMaxKernelRows = 32;             // ... of any backend's (AMX: 2 x 16-row tiles)
 constexpr int kNR = 32;                        // packed B panel width (columns)
 constexpr int kLanes = 16;                     // columns per tile vector
 
@@ -47,6 +48,10 @@ constexpr int kLanes = 16;                     // columns per tile vector
 //         checked on hardware.  vdpbf16ps also treats denormal inputs as
 //         zero and flushes denormal results; the portable kernels do not,
 //         so results may differ only where denormals occur.
+//   The AMX tile kernels (jit/jit_amx_lp.h) are the exception: int8 is the
+//   same exact sum, but bf16 follows tdpbf16ps (per 16 k-groups, even and
+//   odd products in two accumulators, then added to acc), so their bf16
+//   results may differ in the last bits unless the sums are exact.
 struct lp_ukernel_args {
     const uint8_t *a;
     const uint8_t *b;

@@ -8,6 +8,8 @@
 namespace anvil::lowp {
 
 jit_convert_fn jit_bf16_convert_kernel(bool) { return nullptr; }
+const lp_backend *jit_amx_lp_backend() { return nullptr; }
+std::string amx_status() { return "no JIT tier in this build"; }
 const lp_backend *jit_avx512_lp_backend() { return nullptr; }
 const lp_backend *jit_avx2_vnni_lp_backend() { return nullptr; }
 
