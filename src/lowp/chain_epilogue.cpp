@@ -28,6 +28,22 @@ chain_epilogue::chain_epilogue(const chain_spec &spec, void *C, int64_t ldc,
     }
 }
 
+void chain_epilogue::prefetch_rows(int64_t i0, int64_t j0, int64_t n, int64_t r0,
+                                   int64_t r1) const {
+    for (size_t t = 0; t < s_.ops.size(); ++t) {
+        const post_op &o = s_.ops[t];
+        if (!o.is_binary || o.per_n) continue;  // a per-N vector stays in cache
+        const int64_t eb = o.src_bf16 ? 2 : 4;
+        const auto *base = static_cast<const uint8_t *>(srcs_[t]);
+        for (int64_t r = r0; r < r1; ++r) {
+            const uint8_t *p = base + ((i0 + r) * o.ld + j0) * eb;
+            // Into L2 (locality 2: prefetcht1 on x86): the epilogue reads it
+            // after the rest of this block's kernel calls.
+            for (int64_t off = 0; off < n * eb; off += 64) __builtin_prefetch(p + off, 0, 2);
+        }
+    }
+}
+
 void chain_epilogue::apply(const lp_block &blk) const {
     const uint32_t k_ao_bo = uint32_t(uint64_t(s_.K)) * uint32_t(s_.ao) * uint32_t(s_.bo);
     const uint32_t col_factor = uint32_t(s_.ao + s_.a_shift);

@@ -32,6 +32,7 @@ public:
     chain_epilogue(const chain_spec &spec, void *C, int64_t ldc, const void *const *srcs,
                    const float *bias = nullptr);
     void apply(const lp_block &blk) const override;
+    void prefetch_rows(int64_t i0, int64_t j0, int64_t n, int64_t r0, int64_t r1) const override;
 
 private:
     const chain_spec &s_;

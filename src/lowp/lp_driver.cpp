@@ -133,6 +133,16 @@ void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a 
     });
 }
 
+// During the last K block: after the kernels of the panel at column jc,
+// the epilogue's prefetch of its share of the block's rows (the panels
+// split the m rows evenly), so the whole block's operands are on their way
+// by the time the epilogue runs.
+void prefetch_share(const lp_epilogue &epi, int64_t i0, int64_t j0, int64_t m, int64_t n,
+                    int64_t jc) {
+    const int64_t q = jc / kNR, panels = ceil_div(n, kNR);
+    epi.prefetch_rows(i0, j0, n, m * q / panels, m * (q + 1) / panels);
+}
+
 // One task: rows [i0, i0 + m) x columns [j0, j0 + n) of C.
 void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
               const packed_a &pa, const uint8_t *pb, const int32_t *colsum, int64_t i0, int64_t m,
@@ -156,6 +166,7 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
             for (int64_t jc = 0; jc < n; jc += kNR) {
                 const uint8_t *bp = tb.bpanel + ((j0 + jc) / kNR - p0) * gn * pbg;
                 run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + gn * pbg, acc, acc_ld);
+                if (g0 + gn == b.kg) prefetch_share(epi, i0, j0, m, n, jc);
             }
         }
     } else {
@@ -166,6 +177,7 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
                 const int64_t panel = (j0 + jc) / kNR;
                 const uint8_t *bp = pb + (panel * b.kg + g0) * pbg;
                 run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + b.kg * pbg, acc, acc_ld);
+                if (g0 + b.kcg >= b.kg) prefetch_share(epi, i0, j0, m, n, jc);
             }
         }
     }

@@ -20,6 +20,15 @@ class lp_epilogue {
 public:
     virtual ~lp_epilogue() = default;
     virtual void apply(const lp_block &blk) const = 0;
+    // A hint: rows [r0, r1) of the block at (i0, j0), n columns wide, will
+    // be finished soon; start fetching the operands apply() reads from
+    // memory there (residual tensors) into L2.  The driver spreads these
+    // calls over the last K block's kernel calls, so that the operands
+    // stream in while the kernels compute instead of stalling the
+    // epilogue.  Default: nothing to fetch.
+    virtual void prefetch_rows(int64_t i0, int64_t j0, int64_t n, int64_t r0, int64_t r1) const {
+        (void)i0, (void)j0, (void)n, (void)r0, (void)r1;
+    }
     // Whether apply() reads rowsum / colsum (the driver only computes them then).
     bool needs_rowsum = false;
     bool needs_colsum = false;
