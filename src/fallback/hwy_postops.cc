@@ -446,87 +446,74 @@ HWY_INLINE VI ToIntSat(V v, float lo, float hi) {
     return hn::ConvertTo(di, hn::Round(v));  // integral: exact
 }
 
-// Stores v (count lanes, count <= L) at dst as kType: + zero point (when
-// add_zp), then convert (bf16 RNE, ints rounded to nearest even and
-// saturated, NaN -> 0).  Never writes past count elements.
-template <out_type kType>
-HWY_INLINE void StoreVecAs(V v, size_t count, bool add_zp, V zp, void *dst) {
-    const D d;
-    const DI di;
-    const size_t L = hn::Lanes(d);
-    if (add_zp) v = hn::Add(v, zp);
-    if (kType == out_type::f32) {
-        float *p = static_cast<float *>(dst);
-        if (count == L) {
-            hn::StoreU(v, d, p);
-        } else {
-            HWY_ALIGN float buf[kMaxLanes];
-            hn::Store(v, d, buf);
-            std::memcpy(p, buf, count * sizeof(float));
-        }
-    } else if (kType == out_type::bf16) {
-        const DU16 du16;
-        uint16_t *p = static_cast<uint16_t *>(dst);
-        const auto h = ToBf16(v);
-        if (count == L) {
-            hn::StoreU(h, du16, p);
-        } else {
-            HWY_ALIGN uint16_t buf[kMaxLanes];
-            hn::Store(h, du16, buf);
-            std::memcpy(p, buf, count * sizeof(uint16_t));
-        }
-    } else if (kType == out_type::s32) {
-        // Floats >= 2^31 saturate to INT32_MAX; the largest float below
-        // is 2^31 - 128.
-        VI r = ToIntSat(v, -2147483648.0f, 2147483520.0f);
-        const auto big = hn::RebindMask(di, hn::Ge(v, hn::Set(d, 2147483648.0f)));
-        r = hn::IfThenElse(big, hn::Set(di, INT32_MAX), r);
-        int32_t *p = static_cast<int32_t *>(dst);
-        if (count == L) {
-            hn::StoreU(r, di, p);
-        } else {
-            HWY_ALIGN int32_t buf[kMaxLanes];
-            hn::Store(r, di, buf);
-            std::memcpy(p, buf, count * sizeof(int32_t));
-        }
-    } else if (kType == out_type::u8) {
-        const DU8 du8;
-        const auto b = hn::DemoteTo(du8, ToIntSat(v, 0.0f, 255.0f));
-        uint8_t *p = static_cast<uint8_t *>(dst);
-        if (count == L) {
-            hn::StoreU(b, du8, p);
-        } else {
-            HWY_ALIGN uint8_t buf[kMaxLanes];
-            hn::Store(b, du8, buf);
-            std::memcpy(p, buf, count);
-        }
-    } else {
-        const DI8 di8;
-        const auto b = hn::DemoteTo(di8, ToIntSat(v, -128.0f, 127.0f));
-        int8_t *p = static_cast<int8_t *>(dst);
-        if (count == L) {
-            hn::StoreU(b, di8, p);
-        } else {
-            HWY_ALIGN int8_t buf[kMaxLanes];
-            hn::Store(b, di8, buf);
-            std::memcpy(p, buf, count);
-        }
-    }
-}
-
 template <out_type kType>
 void StoreAs(const float *x, size_t n, float zero_point, void *dst) {
     const D d;
+    const DI di;
     const size_t L = hn::Lanes(d);
     const bool add_zp = zero_point != 0.0f;  // -0.0 too: x + -0.0 == x
     const V zp = hn::Set(d, zero_point);
-    const size_t elem = kType == out_type::f32 || kType == out_type::s32 ? 4
-                        : kType == out_type::bf16                         ? 2
-                                                                          : 1;
     for (size_t c = 0; c < n; c += L) {
         const size_t count = std::min(L, n - c);
-        StoreVecAs<kType>(LoadF32(x + c, count), count, add_zp, zp,
-                          static_cast<uint8_t *>(dst) + c * elem);
+        V v = LoadF32(x + c, count);
+        if (add_zp) v = hn::Add(v, zp);
+        if (kType == out_type::f32) {
+            float *p = static_cast<float *>(dst) + c;
+            if (count == L) {
+                hn::StoreU(v, d, p);
+            } else {
+                HWY_ALIGN float buf[kMaxLanes];
+                hn::Store(v, d, buf);
+                std::memcpy(p, buf, count * sizeof(float));
+            }
+        } else if (kType == out_type::bf16) {
+            const DU16 du16;
+            uint16_t *p = static_cast<uint16_t *>(dst) + c;
+            const auto h = ToBf16(v);
+            if (count == L) {
+                hn::StoreU(h, du16, p);
+            } else {
+                HWY_ALIGN uint16_t buf[kMaxLanes];
+                hn::Store(h, du16, buf);
+                std::memcpy(p, buf, count * sizeof(uint16_t));
+            }
+        } else if (kType == out_type::s32) {
+            // Floats >= 2^31 saturate to INT32_MAX; the largest float below
+            // is 2^31 - 128.
+            VI r = ToIntSat(v, -2147483648.0f, 2147483520.0f);
+            const auto big = hn::RebindMask(di, hn::Ge(v, hn::Set(d, 2147483648.0f)));
+            r = hn::IfThenElse(big, hn::Set(di, INT32_MAX), r);
+            int32_t *p = static_cast<int32_t *>(dst) + c;
+            if (count == L) {
+                hn::StoreU(r, di, p);
+            } else {
+                HWY_ALIGN int32_t buf[kMaxLanes];
+                hn::Store(r, di, buf);
+                std::memcpy(p, buf, count * sizeof(int32_t));
+            }
+        } else if (kType == out_type::u8) {
+            const DU8 du8;
+            const auto b = hn::DemoteTo(du8, ToIntSat(v, 0.0f, 255.0f));
+            uint8_t *p = static_cast<uint8_t *>(dst) + c;
+            if (count == L) {
+                hn::StoreU(b, du8, p);
+            } else {
+                HWY_ALIGN uint8_t buf[kMaxLanes];
+                hn::Store(b, du8, buf);
+                std::memcpy(p, buf, count);
+            }
+        } else {
+            const DI8 di8;
+            const auto b = hn::DemoteTo(di8, ToIntSat(v, -128.0f, 127.0f));
+            int8_t *p = static_cast<int8_t *>(dst) + c;
+            if (count == L) {
+                hn::StoreU(b, di8, p);
+            } else {
+                HWY_ALIGN int8_t buf[kMaxLanes];
+                hn::Store(b, di8, buf);
+                std::memcpy(p, buf, count);
+            }
+        }
     }
 }
 
@@ -575,74 +562,65 @@ HWY_INLINE V LoadAcc(const lowp::pp_block &b, int64_t r, size_t c, size_t count,
     return hn::ConvertTo(d, hn::BitCast(di, u));
 }
 
-// One op of the chain on the vector of columns [j, j + count) of row i
-// (the lanes past count are don't-care: never stored).
-HWY_INLINE V ApplyOne(V v, const post_op &o, const void *src, int64_t i, int64_t j, size_t count) {
-    const D d;
-    if (o.is_binary) {
-        const int64_t at = o.per_n ? j : i * o.ld + j;
-        const V y = o.src_bf16 ? LoadBf16(static_cast<const uint16_t *>(src) + at, count)
-                               : LoadF32(static_cast<const float *>(src) + at, count);
-        return o.binary == binary_alg::add ? hn::Add(v, y) : hn::Mul(v, y);
-    }
-    const V zero = hn::Zero(d);
-    switch (o.eltwise) {
-        case eltwise_alg::relu: return hn::IfThenZeroElse(hn::Le(v, zero), v);
-        case eltwise_alg::leaky_relu:
-            return hn::IfThenElse(hn::Gt(v, zero), v, hn::Mul(hn::Set(d, o.alpha), v));
-        case eltwise_alg::clip: {
-            const V lo = hn::Set(d, o.alpha), hi = hn::Set(d, o.beta);
-            v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
-            return hn::IfThenElse(hn::Lt(hi, v), hi, v);
-        }
-        case eltwise_alg::gelu_tanh: return GeluTanh(v);
-        case eltwise_alg::gelu_erf: return GeluErf(v);
-        case eltwise_alg::silu: return MulSigmoid(v, v);
-        case eltwise_alg::sigmoid: return Sigmoid(v);
-        case eltwise_alg::tanh: return Tanh(v);
-    }
-    return v;
-}
-
-// The whole chain in one pass: each vector of accumulators is compensated,
-// scaled, biased, taken through every op and stored while in registers
-// (the same operations, element by element, as ScaleBias, Apply and Store
-// one after another -- the same bits -- without writing and re-reading a
-// buffer between the steps).
-template <out_type kType>
-void BlockAs(const lowp::pp_block &b) {
+void Block(const lowp::pp_block &b) {
     const D d;
     const size_t L = hn::Lanes(d);
     const size_t n = static_cast<size_t>(b.n);
-    constexpr size_t elem = kType == out_type::f32 || kType == out_type::s32 ? 4
-                            : kType == out_type::bf16                         ? 2
-                                                                              : 1;
-    const bool add_zp = b.zero_point != 0.0f;  // -0.0 too: x + -0.0 == x
-    const V zp = hn::Set(d, b.zero_point);
-    const V s0 = hn::Set(d, b.scales ? b.scales[0] : 1.0f);
+    const int elem = b.out == out_type::f32 || b.out == out_type::s32 ? 4
+                     : b.out == out_type::bf16                      ? 2
+                                                                     : 1;
+    if (b.nops == 0) {
+        // One pass: every step on the vector in registers.
+        const bool add_zp = b.zero_point != 0.0f;
+        const V zp = hn::Set(d, b.zero_point);
+        const V s0 = hn::Set(d, b.scales ? b.scales[0] : 1.0f);
+        for (int64_t r = 0; r < b.m; ++r) {
+            const uint32_t row_comp = b.k_term - (b.rowsum ? b.row_factor * uint32_t(b.rowsum[r]) : 0u);
+            uint8_t *dst = b.dst + r * b.ldc_bytes;
+            for (size_t c = 0; c < n; c += L) {
+                const size_t count = std::min(L, n - c);
+                V v = LoadAcc(b, r, c, count, row_comp);
+                if (b.scales) v = hn::Mul(v, b.scales_per_n ? LoadF32(b.scales + c, count) : s0);
+                if (b.bias) v = hn::Add(v, LoadF32(b.bias + c, count));
+                HWY_ALIGN float x[kMaxLanes];
+                hn::Store(v, d, x);
+                // StoreAs adds the zero point and converts (one vector).
+                switch (b.out) {
+                    case out_type::f32: StoreAs<out_type::f32>(x, count, b.zero_point, dst + c * elem); break;
+                    case out_type::bf16: StoreAs<out_type::bf16>(x, count, b.zero_point, dst + c * elem); break;
+                    case out_type::s32: StoreAs<out_type::s32>(x, count, b.zero_point, dst + c * elem); break;
+                    case out_type::u8: StoreAs<out_type::u8>(x, count, b.zero_point, dst + c * elem); break;
+                    case out_type::s8: StoreAs<out_type::s8>(x, count, b.zero_point, dst + c * elem); break;
+                }
+                (void)add_zp;
+                (void)zp;
+            }
+        }
+        return;
+    }
+    // With post-ops: a row segment at a time through a buffer in L1.
+    constexpr size_t kSeg = 256;
+    HWY_ALIGN float x[kSeg];
     for (int64_t r = 0; r < b.m; ++r) {
         const uint32_t row_comp = b.k_term - (b.rowsum ? b.row_factor * uint32_t(b.rowsum[r]) : 0u);
-        uint8_t *dst = b.dst + r * b.ldc_bytes;
-        const int64_t i = b.i0 + r;
-        for (size_t c = 0; c < n; c += L) {
-            const size_t count = std::min(L, n - c);
-            V v = LoadAcc(b, r, c, count, row_comp);
-            if (b.scales) v = hn::Mul(v, b.scales_per_n ? LoadF32(b.scales + c, count) : s0);
-            if (b.bias) v = hn::Add(v, LoadF32(b.bias + c, count));
-            for (int t = 0; t < b.nops; ++t)
-                v = ApplyOne(v, b.ops[t], b.srcs[t], i, b.j0 + int64_t(c), count);
-            StoreVecAs<kType>(v, count, add_zp, zp, dst + c * elem);
+        for (size_t c0 = 0; c0 < n; c0 += kSeg) {
+            const size_t len = std::min(kSeg, n - c0);
+            for (size_t c = 0; c < len; c += L) {
+                const size_t count = std::min(L, len - c);
+                const V v = LoadAcc(b, r, c0 + c, count, row_comp);
+                if (count == L) {
+                    hn::Store(v, d, x + c);
+                } else {
+                    HWY_ALIGN float buf[kMaxLanes];
+                    hn::Store(v, d, buf);
+                    std::memcpy(x + c, buf, count * sizeof(float));
+                }
+            }
+            ScaleBias(x, int64_t(len), b.scales ? b.scales + (b.scales_per_n ? c0 : 0) : nullptr,
+                      b.scales_per_n, b.bias ? b.bias + c0 : nullptr);
+            Apply(x, int64_t(len), b.i0 + r, b.j0 + int64_t(c0), b.ops, b.nops, b.srcs);
+            Store(x, int64_t(len), b.zero_point, b.out, b.dst + r * b.ldc_bytes + c0 * elem);
         }
-    }
-}
-
-void Block(const lowp::pp_block &b) {
-    switch (b.out) {
-        case out_type::f32: BlockAs<out_type::f32>(b); break;
-        case out_type::bf16: BlockAs<out_type::bf16>(b); break;
-        case out_type::s32: BlockAs<out_type::s32>(b); break;
-        case out_type::u8: BlockAs<out_type::u8>(b); break;
-        case out_type::s8: BlockAs<out_type::s8>(b); break;
     }
 }
 
