@@ -74,7 +74,6 @@ public:
 
 private:
     int c_rows() const { return d_.m > kAmxTileRows ? 2 : 1; }
-    int rows_of(int r) const { return r == 0 ? std::min<int>(d_.m, kAmxTileRows) : d_.m - kAmxTileRows; }
     static Xbyak::Tmm c_tile(int r, int c) { return Xbyak::Tmm(2 * r + c); }
     static Xbyak::Tmm a_tile(int r) { return Xbyak::Tmm(4 + r); }
     static Xbyak::Tmm b_tile(int c) { return Xbyak::Tmm(6 + c); }
