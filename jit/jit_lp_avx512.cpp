@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "jit/jit_eltwise_exact.h"
 #include "jit/jit_store_convert.h"
 
 namespace anvil::jit {
@@ -14,14 +15,19 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
     std::string name = std::string("lp_avx512_") + (d.kind == lp_kind::bf16 ? "bf16" : "u8s8") +
                        "_m" + std::to_string(d.m) + "_nv" + std::to_string(d.nv) + "_acc" +
                        std::to_string(d.accumulate);
+    const int add = d.epi_ops & lowp::EPI_ADD_MASK;
+    const std::string add_name = add == lowp::EPI_ADD_F32 ? "_addf32" : add == lowp::EPI_ADD_BF16 ? "_addbf16" : "";
+    const bool add_early = !(d.epi_ops & lowp::EPI_ADD_LATE);
+    static const char *const elt_names[4] = {"", "_gelu_tanh", "_silu", "_sigmoid"};
+    const int elt = (d.epi_ops & lowp::EPI_ELT_MASK) >> 3;
     if (d.epi_out != lowp::EPI_NONE && d.epi_out <= lowp::EPI_S8)
         name += std::string("_epi_") + outs[d.epi_out] + (d.epi_flags & lowp::EPI_COMP ? "_comp" : "") +
                 (d.epi_flags & lowp::EPI_SCALE_1 ? "_scale1" : "") +
                 (d.epi_flags & lowp::EPI_SCALE_N ? "_scalen" : "") +
                 (d.epi_flags & lowp::EPI_BIAS ? "_bias" : "") +
-                (d.epi_binary == lowp::EPI_ADD_F32 ? "_addf32" : d.epi_binary == lowp::EPI_ADD_BF16 ? "_addbf16" : "") +
-                (d.epi_flags & lowp::EPI_RELU ? "_relu" : "") +
-                (d.epi_flags & lowp::EPI_LEAKY ? "_leaky" : "") + (d.epi_flags & lowp::EPI_ZP ? "_zp" : "");
+                (add_early ? add_name : "") + (d.epi_flags & lowp::EPI_RELU ? "_relu" : "") +
+                (d.epi_flags & lowp::EPI_LEAKY ? "_leaky" : "") + elt_names[elt] +
+                (add_early ? "" : add_name) + (d.epi_flags & lowp::EPI_ZP ? "_zp" : "");
     return name;
 }
 
@@ -30,6 +36,7 @@ jit_lp_avx512::jit_lp_avx512(const lowp::lp_ukernel_desc &d) : jit_lp_generator(
     generate(lowp::kMR, true);  // 12 x 2 accumulators fit the 32 zmm: one chunk
     if (d_.epi_out != lowp::EPI_NONE) {
         emit_store_constants(*this, consts_);  // after the return
+        if (d_.epi_ops & lowp::EPI_ELT_MASK) emit_eltwise_constants(*this, elt_consts_);
     }
 }
 
@@ -127,7 +134,7 @@ void jit_lp_avx512::store_fused() {
     const uint8_t f = d_.epi_flags;
     mov(r10, ptr[reg_args + offsetof(lp_ukernel_args, dst_ld)]);
     load_dst_row0();
-    if (d_.epi_binary) {
+    if (d_.epi_ops & lowp::EPI_ADD_MASK) {
         mov(r8, ptr[reg_args + offsetof(lp_ukernel_args, binary)]);
         mov(r9, ptr[reg_args + offsetof(lp_ukernel_args, binary_ld)]);
         if (row0_) {
@@ -164,7 +171,7 @@ void jit_lp_avx512::store_fused() {
         }
         if (i + 1 < rows_) {
             add(rax, r10);
-            if (d_.epi_binary) add(r8, r9);
+            if (d_.epi_ops & lowp::EPI_ADD_MASK) add(r8, r9);
         }
     }
 }
@@ -213,7 +220,7 @@ void jit_lp_avx512::store_rows_bf16_fast() {
         }
         if (i + 1 < rows_) {
             add(rax, r10);
-            if (d_.epi_binary) add(r8, r9);
+            if (d_.epi_ops & lowp::EPI_ADD_MASK) add(r8, r9);
         }
     }
     Label done;
@@ -251,15 +258,8 @@ void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
         vmovups(z_t1 | km | T_z, ptr[rdx + j * kVecBytes]);
         vaddps(v, v, z_t1);
     }
-    // The residual (masked: the row may end at the tile's last column).
-    if (d_.epi_binary == lowp::EPI_ADD_F32) {
-        vmovups(z_t1 | km | T_z, ptr[r8 + j * kVecBytes]);
-        vaddps(v, v, z_t1);
-    } else if (d_.epi_binary == lowp::EPI_ADD_BF16) {
-        vpmovzxwd(z_t1 | km | T_z, ptr[r8 + j * kLanes * 2]);  // bf16 -> the f32's high half
-        vpslld(z_t1, z_t1, 16);
-        vaddps(v, v, z_t1);
-    }
+    const bool add_late = (d_.epi_ops & lowp::EPI_ADD_LATE) != 0;
+    if (!add_late) add_residual(v, j);
     if (f & lowp::EPI_RELU) {
         vcmpps(k_tmp, v, z_zero, 2);  // x <= 0 (ordered): +0; NaN stays
         vxorps(v | k_tmp, v, v);
@@ -269,7 +269,32 @@ void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
         knotw(k_tmp, k_tmp);
         vmulps(v | k_tmp, z_alpha, v);
     }
+    if (const uint8_t elt = d_.epi_ops & lowp::EPI_ELT_MASK) {
+        // Temporaries: zmm24 / zmm25 (relu's zero and leaky's slope, not
+        // used with these ops), t1 and t3; t2 is the bf16 fast store's
+        // running screen.
+        const exact_eltwise op = elt == lowp::EPI_ELT_GELU_TANH ? exact_eltwise::gelu_tanh
+                                 : elt == lowp::EPI_ELT_SILU    ? exact_eltwise::silu
+                                                                : exact_eltwise::sigmoid;
+        emit_exact_eltwise(*this, op, v, elt_consts_, z_t1, z_t3, z_zero, z_alpha, Opmask(6),
+                           Opmask(7));
+    }
+    if (add_late) add_residual(v, j);
     if (f & lowp::EPI_ZP) vaddps(v, v, z_zp);
+}
+
+// The residual (masked: the row may end at the tile's last column).
+void jit_lp_avx512::add_residual(const Zmm &v, int j) {
+    const Opmask km = j == 0 ? k1 : k2;
+    const int add = d_.epi_ops & lowp::EPI_ADD_MASK;
+    if (add == lowp::EPI_ADD_F32) {
+        vmovups(z_t1 | km | T_z, ptr[r8 + j * kVecBytes]);
+        vaddps(v, v, z_t1);
+    } else if (add == lowp::EPI_ADD_BF16) {
+        vpmovzxwd(z_t1 | km | T_z, ptr[r8 + j * kLanes * 2]);  // bf16 -> the f32's high half
+        vpslld(z_t1, z_t1, 16);
+        vaddps(v, v, z_t1);
+    }
 }
 
 void jit_lp_avx512::store_converted(const Zmm &v, int j) {

@@ -37,8 +37,10 @@ private:
     bool fast_bf16_store() const;
     void store_rows_bf16_fast();
     void finish_vec(const Xbyak::Zmm &v, int j);  // compensation, scale, bias, zero point
+    void add_residual(const Xbyak::Zmm &v, int j);
     void store_converted(const Xbyak::Zmm &v, int j);
     Xbyak::Label consts_;  // broadcast constants of the conversions, after the code
+    Xbyak::Label elt_consts_;  // those of the transcendental eltwise ops
 
     int n_bcast_ = 0;
 };

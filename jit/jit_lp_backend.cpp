@@ -14,10 +14,18 @@ namespace {
 
 bool detected(uint32_t features) { return (cpu::info().detected & features) == features; }
 
+bool valid_epi_ops(const lp_ukernel_desc &d) {
+    const uint8_t ops = d.epi_ops;
+    if ((ops & ~(EPI_ADD_MASK | EPI_ADD_LATE | EPI_ELT_MASK)) != 0) return false;
+    if ((ops & EPI_ADD_MASK) > EPI_ADD_BF16) return false;
+    // One eltwise op at most.
+    return !((ops & EPI_ELT_MASK) && (d.epi_flags & (EPI_RELU | EPI_LEAKY)));
+}
+
 bool valid_shape(const lp_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kMR && d.nv >= 1 && d.nv <= 2 && d.accumulate <= 1 &&
            (d.kind == lp_kind::bf16 || d.kind == lp_kind::u8s8) && d.epi_out <= EPI_S8 &&
-           d.epi_flags < 128 && d.epi_binary <= EPI_ADD_BF16 &&
+           d.epi_flags < 128 && valid_epi_ops(d) &&
            !((d.epi_flags & EPI_SCALE_1) && (d.epi_flags & EPI_SCALE_N)) &&
            !((d.epi_flags & EPI_RELU) && (d.epi_flags & EPI_LEAKY)) &&
            !(d.kind == lp_kind::bf16 && (d.epi_flags & EPI_COMP));
@@ -26,7 +34,7 @@ bool valid_shape(const lp_ukernel_desc &d) {
 // The descriptor as cached: the kernel's tier and no stray reserved bytes.
 lp_ukernel_desc normalized(const lp_ukernel_desc &desc, anvil_isa_t tier) {
     return make_lp_epi_desc(uint8_t(tier), desc.kind, desc.m, desc.nv, desc.accumulate != 0,
-                            desc.epi_out, desc.epi_flags, desc.epi_binary);
+                            desc.epi_out, desc.epi_flags, desc.epi_ops);
 }
 
 // This thread's front cache (each backend has its own), then the shared

@@ -5,6 +5,7 @@ namespace anvil::jit {
 using namespace Xbyak;
 
 void emit_store_constants(CodeGenerator &g, Label &consts) {
+    g.ud2();  // never reached: marks the end of the code for disassemblers and the tests
     g.align(64);
     g.L(consts);
     g.dd(1);           // +0: bf16 rounding lsb mask

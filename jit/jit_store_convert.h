@@ -13,7 +13,8 @@ namespace anvil::jit {
 enum : int { kStoreF32 = 1, kStoreBf16 = 2, kStoreU8 = 3, kStoreS8 = 4 };
 
 // The broadcast constants the conversions read ({1to16}); emit once, after
-// the kernel's return, at `consts`.
+// the kernel's return, at `consts`.  A ud2 before them marks where the code
+// ends: disassemblers (and tests/test_jit_failure.cpp) stop there.
 void emit_store_constants(Xbyak::CodeGenerator &g, Xbyak::Label &consts);
 
 // Converts v (clobbered) to `out` and stores it at dst (an Address with the

@@ -14,7 +14,8 @@
 //    tiles when it leaves anvil's work (tests/amx check that part).  The same pass checks the frame
 //    pointer chain perf unwinds through (ANVIL_JIT_PROFILE=perf): each
 //    kernel starts with push rbp; mov rbp, rsp and writes rbp nowhere else
-//    but the pop rbp right before its ret.
+//    but the pop rbp right before its ret.  A ud2 after a ret ends the code
+//    (constant tables follow it).
 //  - Refused executable memory: a child process installs a seccomp filter
 //    under which mmap / mprotect / pkey_mprotect with PROT_EXEC fail with
 //    EACCES (where a filter cannot be installed it uses the generator's
@@ -109,6 +110,7 @@ void check_code(const uint8_t *code, size_t bytes, std::vector<std::string> *fai
 #if ANVIL_TESTS_HAVE_ZYDIS
     bool configured = false, any_tile = false;
     bool rbp_restored = false;  // the previous instruction was pop rbp
+    bool saw_ret = false;
     int instructions = 0;
     size_t off = 0;
     for (int index = 0; off < bytes; ++index) {
@@ -118,6 +120,10 @@ void check_code(const uint8_t *code, size_t bytes, std::vector<std::string> *fai
             failures->push_back("undecodable JIT code at offset " + std::to_string(off));
             return;
         }
+        // A ud2 after a return ends the code: what follows is the kernel's
+        // constant table (jit_store_convert.h), data that need not decode.
+        if (ins.info.mnemonic == ZYDIS_MNEMONIC_UD2 && saw_ret) break;
+        if (ins.info.mnemonic == ZYDIS_MNEMONIC_RET) saw_ret = true;
         const std::string text = ins.text;
         if (index == 0 && text != "push rbp")
             failures->push_back("kernel starts with '" + text + "', not push rbp");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "lowp/fused_chain.h"
 #include "lowp/lp_pack.h"
 #include "lowp/lp_scratch.h"
 #include "threading/parallel.h"
@@ -463,52 +464,6 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
 
 }  // namespace
 
-namespace {
-
-// The fused-epilogue descriptor bits of a chain, or false when the chain
-// needs the generic epilogue (post-ops, s32 output, row sums).
-bool fused_epilogue_of(const conv_plan &p, const lowp::chain_spec &ch, uint8_t *out,
-                       uint8_t *flags, uint8_t *binary) {
-    // Fused: at most one residual add (a dst-shaped f32 / bf16 tensor),
-    // then at most one relu / leaky_relu -- ResNet's "add, relu" -- in that
-    // order; other chains need the portable epilogue.
-    if (ch.ops.size() > 2 || ch.bo != 0) return false;
-    size_t t = 0;
-    *binary = lowp::EPI_ADD_NONE;
-    if (t < ch.ops.size() && ch.ops[t].is_binary) {
-        const lowp::post_op &o = ch.ops[t++];
-        if (o.binary != lowp::binary_alg::add || o.per_n) return false;
-        *binary = o.src_bf16 ? lowp::EPI_ADD_BF16 : lowp::EPI_ADD_F32;
-    }
-    uint8_t elt = 0;
-    if (t < ch.ops.size()) {
-        const lowp::post_op &o = ch.ops[t++];
-        if (o.is_binary) return false;
-        if (o.eltwise == lowp::eltwise_alg::relu)
-            elt = lowp::EPI_RELU;
-        else if (o.eltwise == lowp::eltwise_alg::leaky_relu)
-            elt = lowp::EPI_LEAKY;
-        else
-            return false;
-    }
-    if (t != ch.ops.size()) return false;
-    switch (ch.out) {
-        case lowp::out_type::f32: *out = lowp::EPI_F32; break;
-        case lowp::out_type::bf16: *out = lowp::EPI_BF16; break;
-        case lowp::out_type::u8: *out = lowp::EPI_U8; break;
-        case lowp::out_type::s8: *out = lowp::EPI_S8; break;
-        default: return false;
-    }
-    uint8_t f = 0;
-    if (p.lp == lowp::lp_kind::u8s8 && ch.ao + ch.a_shift != 0) f |= lowp::EPI_COMP;
-    if (!ch.scales.empty()) f |= ch.scales_per_n ? lowp::EPI_SCALE_N : lowp::EPI_SCALE_1;
-    if (ch.c_zero_point != 0.0f) f |= lowp::EPI_ZP;
-    *flags = uint8_t(f | elt);
-    return true;
-}
-
-}  // namespace
-
 anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_spec &chain,
                                          conv_gemm_kernels *k) {
     if (p.path == conv_path::gemm_lp) {
@@ -531,10 +486,9 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                     k->lp_tile_config[acc][m][nv] = ref.tile_config;
                     k->keep_alive.push_back(ref.keep_alive);
                 }
-        uint8_t epi_out = 0, epi_flags = 0, epi_binary = 0;
-        if (!be.supports_fused_epilogue() ||
-            !fused_epilogue_of(p, chain, &epi_out, &epi_flags, &epi_binary))
-            return anvil_success;
+        lowp::fused_chain fc;
+        if (!be.supports_fused_epilogue() || !lowp::fuse_chain(chain, &fc)) return anvil_success;
+        const uint8_t epi_out = fc.out, epi_flags = fc.flags, epi_ops = fc.ops;
         for (int bias = 0; bias < 2; ++bias)
             for (int acc = 0; acc < 2; ++acc)
                 for (int m = 1; m <= k->mr; ++m)
@@ -544,7 +498,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                         const uint8_t f = uint8_t(epi_flags | (bias ? lowp::EPI_BIAS : 0));
                         const anvil_status_t st = be.get(
                             lowp::make_lp_epi_desc(uint8_t(be.tier()), p.lp, m, nv, acc, epi_out, f,
-                                                   epi_binary),
+                                                   epi_ops),
                             &ref);
                         if (st != anvil_success) return st;
                         k->lp_fused[bias][acc][m][nv] = ref.fn;
@@ -641,11 +595,14 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
         c.scales_per_n = chain.scales_per_n;
         c.bias = ops.bias;
         c.zero_point = chain.c_zero_point;
-        c.alpha = chain.ops.empty() ? 0.0f : chain.ops.back().alpha;
-        if (!chain.ops.empty() && chain.ops[0].is_binary) {  // the fused residual add
-            c.binary = static_cast<const uint8_t *>(ops.binary[0]);
-            c.binary_bytes = chain.ops[0].src_bf16 ? 2 : 4;
-            c.binary_ld = chain.ops[0].ld * c.binary_bytes;
+        lowp::fused_chain fc;
+        lowp::fuse_chain(chain, &fc);  // true: k.fused
+        c.alpha = fc.eltwise_op >= 0 ? chain.ops[size_t(fc.eltwise_op)].alpha : 0.0f;
+        if (fc.binary_op >= 0) {  // the fused residual add
+            const lowp::post_op &o = chain.ops[size_t(fc.binary_op)];
+            c.binary = static_cast<const uint8_t *>(ops.binary[fc.binary_op]);
+            c.binary_bytes = o.src_bf16 ? 2 : 4;
+            c.binary_ld = o.ld * c.binary_bytes;
         }
     }
     // A tile's calls are its kernel rows (fold_kw, or KW = 1), a source row

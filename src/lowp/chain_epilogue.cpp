@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lowp/fused_chain.h"
+
 namespace anvil::lowp {
 
 int out_type_bytes(out_type t) {
@@ -26,6 +28,46 @@ chain_epilogue::chain_epilogue(const chain_spec &spec, void *C, int64_t ldc,
         needs_rowsum = spec.bo != 0;
         needs_colsum = (spec.ao + spec.a_shift) != 0;
     }
+    fused_chain fc;
+    if (!exact_s32_ && fuse_chain(spec, &fc)) {
+        fusable_ = true;
+        fused_out_ = fc.out;
+        fused_flags_ = uint8_t(fc.flags | (bias_ ? EPI_BIAS : 0));
+        fused_ops_ = fc.ops;
+        fused_alpha_ = fc.eltwise_op >= 0 ? spec.ops[size_t(fc.eltwise_op)].alpha : 0.0f;
+        fused_binary_ = fc.binary_op;
+    }
+}
+
+bool chain_epilogue::fused_bits(uint8_t *out, uint8_t *flags, uint8_t *ops) const {
+    if (!fusable_) return false;
+    *out = fused_out_;
+    *flags = fused_flags_;
+    *ops = fused_ops_;
+    return true;
+}
+
+void chain_epilogue::fused_args(int64_t i, int64_t j, int64_t n, const int32_t *colsum,
+                                lp_ukernel_args *a) const {
+    a->dst = c_ + i * ldc_bytes_ + j * elem_bytes_;
+    a->dst_ld = ldc_bytes_;
+    a->colsum = colsum;
+    a->col_factor = s_.ao + s_.a_shift;
+    a->scales = s_.scales.empty() ? nullptr : s_.scales.data() + (s_.scales_per_n ? j : 0);
+    a->bias = bias_ ? bias_ + j : nullptr;
+    a->zero_point = s_.c_zero_point;
+    a->alpha = fused_alpha_;
+    if (fused_binary_ >= 0) {
+        const post_op &o = s_.ops[size_t(fused_binary_)];
+        const int64_t eb = o.src_bf16 ? 2 : 4;
+        a->binary = static_cast<const uint8_t *>(srcs_[fused_binary_]) + (i * o.ld + j) * eb;
+        a->binary_ld = o.ld * eb;
+    } else {
+        a->binary = nullptr;
+        a->binary_ld = 0;
+    }
+    a->store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
+    a->store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
 }
 
 void chain_epilogue::prefetch_rows(int64_t i0, int64_t j0, int64_t n, int64_t r0,

@@ -33,6 +33,9 @@ public:
                    const float *bias = nullptr);
     void apply(const lp_block &blk) const override;
     void prefetch_rows(int64_t i0, int64_t j0, int64_t n, int64_t r0, int64_t r1) const override;
+    bool fused_bits(uint8_t *out, uint8_t *flags, uint8_t *ops) const override;
+    void fused_args(int64_t i, int64_t j, int64_t n, const int32_t *colsum,
+                    lp_ukernel_args *a) const override;
 
 private:
     const chain_spec &s_;
@@ -42,6 +45,10 @@ private:
     const void *const *srcs_;
     const float *bias_;       // nullptr: none
     bool exact_s32_ = false;  // int8 -> s32 with no scale, bias or post-op
+    bool fusable_ = false;    // fuse_chain() holds for the spec
+    uint8_t fused_out_ = 0, fused_flags_ = 0, fused_ops_ = 0;
+    float fused_alpha_ = 0;        // the eltwise op's alpha (leaky_relu)
+    int fused_binary_ = -1;        // the residual add's index in spec.ops
 };
 
 int out_type_bytes(out_type t);

@@ -55,15 +55,21 @@ void for_row_tiles(int64_t m, int mr, const F &f) {
     f(r0 + h1, int(rest - h1));
 }
 
-// The kernels a call needs: [height][nv - 1][accumulate].
+// The kernels a call needs: [height][nv - 1][accumulate].  With `fused`,
+// the last K block runs kf[height][nv - 1] instead: kernels that apply the
+// epilogue to their accumulator registers and store C themselves
+// (lp_ukernel.h's fused epilogue; the epilogue's apply() is then skipped),
+// which saves the accumulator block's round trip and a pass per post-op.
 struct kernel_set {
     const lp_backend *be = nullptr;
     int mr = kMR;  // the backend's largest kernel
     lp_ukernel_ref k[kMaxKernelRows + 1][2][2];
+    bool fused = false;
+    lp_ukernel_ref kf[kMaxKernelRows + 1][2];
 };
 
 anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp_blocking &b,
-                             kernel_set *ks) {
+                             const lp_epilogue &epi, kernel_set *ks) {
     const bool multi_k = b.kg > b.kcg;
     // Column tiles are 32 wide except a tail of 1..16 columns (nv = 1).
     const bool need_nv2 = p.N > kLanes;
@@ -84,6 +90,19 @@ anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp
             }
         }
     }
+    uint8_t out = 0, flags = 0, ops = 0;
+    if (!be.supports_fused_epilogue() || !epi.fused_bits(&out, &flags, &ops)) return anvil_success;
+    for (int h = 1; h <= ks->mr; ++h) {
+        if (!heights[h]) continue;
+        for (int nv = 1; nv <= 2; ++nv) {
+            if ((nv == 2 && !need_nv2) || (nv == 1 && !need_nv1)) continue;
+            const lp_ukernel_desc d =
+                make_lp_epi_desc(uint8_t(be.tier()), p.kind, h, nv, multi_k, out, flags, ops);
+            const anvil_status_t st = be.get(d, &ks->kf[h][nv - 1]);
+            if (st != anvil_success) return st;
+        }
+    }
+    ks->fused = true;
     return anvil_success;
 }
 
@@ -103,16 +122,26 @@ struct task_buffers {
     int32_t *colsum_out = nullptr;
 };
 
+// Where a fused last K block finishes its tiles: the epilogue, the block's
+// first column j0 in C and the column sums (indexed by C's column).
+struct finish_ctx {
+    const lp_epilogue *epi = nullptr;
+    int64_t j0 = 0;
+    const int32_t *colsum = nullptr;
+};
+
 // The kernel calls for rows [0, m) of the task over k-groups [g0, g0+kcg)
 // of one panel (bp points at group g0), columns jc .. jc+31 of the block.
+// With fin.epi (the last K block of fused kernels) they store C instead of
+// the accumulators.
 void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a &pa, int64_t i0,
                      int64_t m, int64_t n, int64_t jc, int64_t g0, const uint8_t *bp,
-                     const uint8_t *b_next, void *acc, int64_t acc_ld) {
+                     const uint8_t *b_next, void *acc, int64_t acc_ld, const finish_ctx &fin) {
     const int64_t kcg = std::min(b.kcg, b.kg - g0);
     const int accumulate = g0 > 0 ? 1 : 0;
     const int nv = int(ceil_div(std::min<int64_t>(kNR, n - jc), kLanes));
     for_row_tiles(m, ks.mr, [&](int64_t ic, int mt) {
-        const lp_ukernel_ref &k = ks.k[mt][nv - 1][accumulate];
+        const lp_ukernel_ref &k = fin.epi ? ks.kf[mt][nv - 1] : ks.k[mt][nv - 1][accumulate];
         lp_ukernel_args a;
         a.a = pa.rows + (i0 + ic) * pa.row_bytes + g0 * kGroupBytes;
         a.b = bp;
@@ -129,6 +158,10 @@ void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a 
         // that kernels may read are set here: one tile, one K segment.
         a.m_tiles = 1;
         a.k_segs = 1;
+        if (fin.epi) {
+            const int64_t j = fin.j0 + jc;
+            fin.epi->fused_args(i0 + ic, j, a.n, fin.colsum ? fin.colsum + j : nullptr, &a);
+        }
         call_lp_kernel(*ks.be, k, &a);
     });
 }
@@ -150,6 +183,25 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
     void *acc = tb.acc;
     const int64_t acc_ld = round_up(n, kNR);
     const int64_t pbg = int64_t(kNR) * kGroupBytes;  // bytes per group of a panel
+    const bool fused = ks.fused && !p.zero_product;
+    finish_ctx none, fin;
+    if (fused) {
+        fin.epi = &epi;
+        fin.j0 = j0;
+        fin.colsum = colsum;
+    }
+    // The last K block: fused kernels read the residual rows of a panel as
+    // they finish it, so those of the next panel are fetched into L2
+    // meanwhile; otherwise the epilogue's share of the whole block.
+    auto last_block_prefetch = [&](int64_t jc, bool before) {
+        if (!fused) {
+            if (!before) prefetch_share(epi, i0, j0, m, n, jc);
+            return;
+        }
+        const int64_t jn = before ? jc : jc + kNR;
+        if ((before && jc != 0) || jn >= n) return;
+        epi.prefetch_rows(i0, j0 + jn, std::min<int64_t>(kNR, n - jn), 0, m);
+    };
     if (p.zero_product) {
         std::memset(acc, 0, size_t(m * acc_ld * 4));
     } else if (tb.bpanel) {
@@ -163,24 +215,31 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
         for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
             const int64_t gn = std::min(b.kcg, b.kg - g0);
             pack_b_block(p.kind, p.transb, p.K, p.N, p.B, p.ldb, p0, p1, g0, gn, tb.bpanel);
+            const bool last = g0 + gn == b.kg;
             for (int64_t jc = 0; jc < n; jc += kNR) {
                 const uint8_t *bp = tb.bpanel + ((j0 + jc) / kNR - p0) * gn * pbg;
-                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + gn * pbg, acc, acc_ld);
-                if (g0 + gn == b.kg) prefetch_share(epi, i0, j0, m, n, jc);
+                if (last) last_block_prefetch(jc, true);
+                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + gn * pbg, acc, acc_ld,
+                                last ? fin : none);
+                if (last) last_block_prefetch(jc, false);
             }
         }
     } else {
         // B packed ahead: K blocks outermost, so each K block of A (mc rows)
         // stays in L2 while every panel of the block passes through L1.
         for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
+            const bool last = g0 + b.kcg >= b.kg;
             for (int64_t jc = 0; jc < n; jc += kNR) {
                 const int64_t panel = (j0 + jc) / kNR;
                 const uint8_t *bp = pb + (panel * b.kg + g0) * pbg;
-                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + b.kg * pbg, acc, acc_ld);
-                if (g0 + b.kcg >= b.kg) prefetch_share(epi, i0, j0, m, n, jc);
+                if (last) last_block_prefetch(jc, true);
+                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, bp + b.kg * pbg, acc, acc_ld,
+                                last ? fin : none);
+                if (last) last_block_prefetch(jc, false);
             }
         }
     }
+    if (fused) return;  // the kernels stored C
     lp_block blk;
     blk.acc = acc;
     blk.acc_ld = acc_ld;
@@ -240,7 +299,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     if (be.uses_tiles() && b.kcg < b.kg) b.kcg = std::min(b.kg, round_up(b.kcg, 16));
     kernel_set ks;
     if (!p.zero_product) {
-        const anvil_status_t st = fetch_kernels(be, p, b, &ks);
+        const anvil_status_t st = fetch_kernels(be, p, b, epi, &ks);
         if (st != anvil_success) return st;
     }
 

@@ -7,6 +7,8 @@
 
 namespace anvil::lowp {
 
+struct lp_ukernel_args;
+
 struct lp_block {
     const void *acc;        // float (bf16 GEMMs) or int32_t (int8) accumulators
     int64_t acc_ld;         // elements between rows of acc
@@ -28,6 +30,21 @@ public:
     // epilogue.  Default: nothing to fetch.
     virtual void prefetch_rows(int64_t i0, int64_t j0, int64_t n, int64_t r0, int64_t r1) const {
         (void)i0, (void)j0, (void)n, (void)r0, (void)r1;
+    }
+    // Fusing: kernels that finish C themselves (lp_ukernel.h's fused
+    // epilogue, bit for bit apply()).  The descriptor bits (epi_out,
+    // epi_flags, epi_ops) this epilogue's kernels need, or false when it
+    // cannot be fused and the driver calls apply().
+    virtual bool fused_bits(uint8_t *out, uint8_t *flags, uint8_t *ops) const {
+        (void)out, (void)flags, (void)ops;
+        return false;
+    }
+    // The fused epilogue's arguments (dst, scales, bias, residual, masks...)
+    // of a kernel call whose tile starts at element (i, j) of C and is n
+    // columns wide (1..32); colsum: the column sums at column j.
+    virtual void fused_args(int64_t i, int64_t j, int64_t n, const int32_t *colsum,
+                            lp_ukernel_args *a) const {
+        (void)i, (void)j, (void)n, (void)colsum, (void)a;
     }
     // Whether apply() reads rowsum / colsum (the driver only computes them then).
     bool needs_rowsum = false;

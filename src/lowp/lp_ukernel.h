@@ -75,10 +75,14 @@ struct lp_ukernel_args {
     //     | acc                                           (bf16)
     //   x = x * scales[c] (EPI_SCALE_N) | x * scales[0] (EPI_SCALE_1)
     //   x = x + bias[c]  (EPI_BIAS)
-    //   x = x + binary(i, c)  (desc.epi_binary: a residual tensor, row i at
-    //       binary + i * binary_ld bytes, f32 or bf16; bf16 widened exactly)
-    //   x = relu(x) (EPI_RELU) | leaky_relu(x, alpha) (EPI_LEAKY), as the
-    //       chain's eltwise ops (x <= 0 -> +0; x > 0 ? x : alpha * x)
+    //   x = x + binary(i, c)  (EPI_ADD_F32 / EPI_ADD_BF16 in desc.epi_ops: a
+    //       residual tensor, row i at binary + i * binary_ld bytes, f32 or
+    //       bf16; bf16 widened exactly) -- here, or after the eltwise op
+    //       when desc.epi_ops has EPI_ADD_LATE
+    //   x = relu(x) (EPI_RELU) | leaky_relu(x, alpha) (EPI_LEAKY) |
+    //       gelu_tanh / silu / sigmoid (EPI_ELT_* in desc.epi_ops), as the
+    //       chain's eltwise ops, bit for bit (x <= 0 -> +0; x > 0 ? x :
+    //       alpha * x; docs/postops.md)
     //   x = x + zero_point (EPI_ZP)
     //   dst = convert(x) to epi_out (f32; bf16 RNE, NaN quiet; u8 / s8:
     //         NaN -> 0, clamped, rounded to nearest even)
@@ -91,7 +95,7 @@ struct lp_ukernel_args {
     float zero_point;
     uint16_t store_mask[2];
     float alpha;  // EPI_LEAKY's slope
-    const uint8_t *binary;  // desc.epi_binary: the residual at the tile's first element
+    const uint8_t *binary;  // desc.epi_ops: the residual at the tile's first element
     int64_t binary_ld;      // bytes between its rows
     // Row tiles (fused-epilogue kernels only; 0 or 1: one tile).  A call
     // with m_tiles = T computes T tiles of m rows each, one after another
@@ -126,9 +130,21 @@ enum : uint8_t {
     EPI_LEAKY = 64,
 };
 
-// desc.epi_binary: a residual add fused after the bias (before relu /
-// leaky_relu), its operand f32 or bf16.
-enum : uint8_t { EPI_ADD_NONE = 0, EPI_ADD_F32 = 1, EPI_ADD_BF16 = 2 };
+// desc.epi_ops: bits 0-1 a residual add fused after the bias, its operand
+// f32 or bf16; bit 2 moves that add after the eltwise op (a chain "gelu,
+// add" rather than ResNet's "add, relu"); bits 3-4 a transcendental eltwise
+// op (at most one eltwise op in all: not with EPI_RELU / EPI_LEAKY).
+enum : uint8_t {
+    EPI_ADD_NONE = 0,
+    EPI_ADD_F32 = 1,
+    EPI_ADD_BF16 = 2,
+    EPI_ADD_MASK = 3,
+    EPI_ADD_LATE = 4,
+    EPI_ELT_GELU_TANH = 1 << 3,
+    EPI_ELT_SILU = 2 << 3,
+    EPI_ELT_SIGMOID = 3 << 3,
+    EPI_ELT_MASK = 3 << 3,
+};
 
 using lp_ukernel_fn = void (*)(const lp_ukernel_args *);
 
@@ -142,7 +158,7 @@ struct lp_ukernel_desc {
     uint8_t accumulate;  // 0 or 1
     uint8_t epi_out;     // EPI_*: fused epilogue output type (0: none)
     uint8_t epi_flags;   // EPI_COMP | EPI_SCALE_* | EPI_BIAS | EPI_RELU / EPI_LEAKY | EPI_ZP
-    uint8_t epi_binary;  // EPI_ADD_*: fused residual add (epi_out != 0 only)
+    uint8_t epi_ops;     // EPI_ADD_* | EPI_ADD_LATE | EPI_ELT_* (epi_out != 0 only)
 };
 static_assert(sizeof(lp_ukernel_desc) == 8, "lp_ukernel_desc must stay 8 packed bytes");
 
@@ -158,11 +174,11 @@ inline lp_ukernel_desc make_lp_desc(uint8_t tier, lp_kind kind, int m, int nv, b
 
 inline lp_ukernel_desc make_lp_epi_desc(uint8_t tier, lp_kind kind, int m, int nv, bool accumulate,
                                         uint8_t epi_out, uint8_t epi_flags,
-                                        uint8_t epi_binary = EPI_ADD_NONE) {
+                                        uint8_t epi_ops = EPI_ADD_NONE) {
     lp_ukernel_desc d = make_lp_desc(tier, kind, m, nv, accumulate);
     d.epi_out = epi_out;
     d.epi_flags = epi_out ? epi_flags : 0;
-    d.epi_binary = epi_out ? epi_binary : 0;
+    d.epi_ops = epi_out ? epi_ops : 0;
     return d;
 }
 

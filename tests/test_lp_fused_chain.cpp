@@ -1,0 +1,272 @@
+// The fused epilogue of the AVX-512 lp kernels (lp_ukernel.h) against the
+// portable chain, bit for bit: for every chain the kernels can fuse
+// (lowp::fuse_chain: compensation, scales, bias, a residual add before or
+// after one eltwise op among relu, leaky_relu, gelu_tanh, silu and
+// sigmoid, the output zero point, every output type), the fused kernel's
+// C equals the plain kernel's accumulators put through
+// lowp::pp_block_apply, byte for byte, with nothing written outside the
+// store mask.  The finished values cover every class: the bias carries
+// NaN (both signs), infinities, zeros, denormals, values past each op's
+// thresholds (exp's floor, the saturation of u8 / s8) and random floats of
+// every magnitude, which the small-integer accumulators shift row by row.
+//
+// The kernels depend on the CPU, not on the ISA cap: the suite runs once.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "lowp/lp_ref.h"
+#include "lowp/fused_chain.h"
+#include "lowp/lp_backend.h"
+#include "lowp/postops.h"
+#include "test_util.h"
+
+#if ANVIL_TESTS_HAVE_JIT
+
+namespace {
+
+namespace lowp = anvil::lowp;
+using lowp::lp_backend;
+using lowp::lp_kind;
+using lowp::out_type;
+using lowp::post_op;
+
+constexpr int kNR = lowp::kNR;
+constexpr uint8_t kSentinel = 0x5a;
+
+// Bias values: every class and the ops' thresholds, then random floats.
+std::vector<float> bias_values(tu::rng &r) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float dmin = std::numeric_limits<float>::denorm_min();
+    std::vector<float> v = {0.0f,   -0.0f,  inf,    -inf,    nan,     -nan,    dmin,   -dmin,
+                            1e-30f, -1e-30f, 0.3f,  -0.3f,   3.5f,    -3.5f,   9.5f,   -9.5f,
+                            50.0f,  -50.0f, -80.5f, -90.0f,  -172.5f, -300.0f, 88.0f,  100.0f,
+                            250.0f, -250.0f, 3e38f, -3e38f,  127.5f,  -128.5f, 255.5f, 0.625f};
+    while (v.size() < 4 * kNR) {
+        const float mant = float(r.ival(1 << 23, (1 << 24) - 1)) * 0x1p-23f;
+        const float x = std::ldexp(mant, int(r.ival(-30, 7)));
+        v.push_back(r.ival(0, 1) ? -x : x);
+    }
+    return v;
+}
+
+struct chain_case {
+    lowp::eltwise_alg elt;
+    bool has_elt;
+    int add;  // 0 none, 1 before the eltwise op, 2 after
+    bool add_bf16;
+    out_type out;
+    int scale;  // 0 none, 1 per tensor, 2 per column
+    bool zp;
+};
+
+std::string describe(lp_kind kind, const chain_case &c, int m, int n) {
+    static const char *const elts[] = {"relu", "leaky_relu", "clip", "gelu_tanh", "gelu_erf",
+                                       "silu", "sigmoid", "tanh"};
+    static const char *const outs[] = {"f32", "bf16", "s32", "u8", "s8"};
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%s %s add=%d%s out=%s scale=%d zp=%d m=%d n=%d",
+                  kind == lp_kind::bf16 ? "bf16" : "u8s8",
+                  c.has_elt ? elts[int(c.elt)] : "-", c.add, c.add_bf16 ? "(bf16)" : "",
+                  outs[int(c.out)], c.scale, int(c.zp), m, n);
+    return buf;
+}
+
+// One tile through the fused kernel and through plain kernel + chain.
+void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, int n,
+                tu::rng &r) {
+    lowp::chain_spec spec;
+    spec.kind = kind;
+    spec.out = c.out;
+    spec.ao = kind == lp_kind::u8s8 ? 3 : 0;
+    spec.K = 8;
+    if (c.scale == 1) spec.scales = {0.75f};
+    if (c.scale == 2)
+        for (int j = 0; j < kNR; ++j) spec.scales.push_back(float(r.ival(1, 8)) * 0.25f);
+    spec.scales_per_n = c.scale == 2;
+    spec.c_zero_point = c.zp ? 5.0f : 0.0f;
+    const int64_t ld = kNR + 3;
+    post_op add_op;
+    add_op.is_binary = true;
+    add_op.binary = lowp::binary_alg::add;
+    add_op.src_bf16 = c.add_bf16;
+    add_op.ld = ld;
+    post_op elt_op;
+    elt_op.eltwise = c.elt;
+    elt_op.alpha = 0.125f;
+    if (c.add == 1) spec.ops.push_back(add_op);
+    if (c.has_elt) spec.ops.push_back(elt_op);
+    if (c.add == 2) spec.ops.push_back(add_op);
+
+    lowp::fused_chain fc;
+    REQUIRE(lowp::fuse_chain(spec, &fc));
+    const int nv = n > 16 ? 2 : 1;
+    lowp::lp_ukernel_ref plain, fused;
+    REQUIRE(be.get(lowp::make_lp_desc(uint8_t(be.tier()), kind, m, nv, false), &plain) ==
+            anvil_success);
+    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), kind, m, nv, false, fc.out,
+                                          uint8_t(fc.flags | lowp::EPI_BIAS), fc.ops),
+                   &fused) == anvil_success);
+
+    // Operands: small integers in A and B (exact accumulators), specials
+    // and random floats in the bias, small values in the residual.
+    const int kg = 2;
+    const int64_t a_rs = kg * 4 + 4;
+    std::vector<uint8_t> a(size_t(m * a_rs)), b(size_t(kg * kNR * 4));
+    for (size_t i = 0; i + 1 < a.size(); i += 2) {
+        if (kind == lp_kind::bf16) {
+            const uint16_t x = lowp::f32_to_bf16(float(r.ival(-3, 3)));
+            std::memcpy(&a[i], &x, 2);
+        } else {
+            a[i] = uint8_t(r.ival(0, 9));
+            a[i + 1] = uint8_t(r.ival(0, 9));
+        }
+    }
+    for (size_t i = 0; i + 1 < b.size(); i += 2) {
+        if (kind == lp_kind::bf16) {
+            const uint16_t x = lowp::f32_to_bf16(float(r.ival(-3, 3)));
+            std::memcpy(&b[i], &x, 2);
+        } else {
+            b[i] = uint8_t(r.ival(-8, 8));
+            b[i + 1] = uint8_t(r.ival(-8, 8));
+        }
+    }
+    const std::vector<float> pool = bias_values(r);
+    std::vector<float> bias(kNR);
+    const int64_t shift = r.ival(0, int64_t(pool.size()) - 1);
+    for (int j = 0; j < kNR; ++j) bias[size_t(j)] = pool[size_t((shift + j) % int64_t(pool.size()))];
+    std::vector<int32_t> colsum(kNR);
+    for (auto &x : colsum) x = int32_t(r.ival(-50, 50));
+    std::vector<float> res_f32(size_t(m * ld));
+    std::vector<uint16_t> res_bf16(size_t(m * ld));
+    for (size_t i = 0; i < res_f32.size(); ++i) {
+        res_f32[i] = float(r.ival(-12, 12)) * 0.5f;
+        res_bf16[i] = lowp::f32_to_bf16(res_f32[i]);
+    }
+    const void *res = c.add_bf16 ? static_cast<const void *>(res_bf16.data()) : res_f32.data();
+
+    const int ob = lowp::out_type_bytes(c.out);
+    std::vector<uint8_t> want(size_t(m * ld * ob), kSentinel), got(want);
+    // The reference: accumulators, then the portable chain.
+    std::vector<float> acc(size_t(m * kNR));
+    lowp::lp_ukernel_args pa{};
+    pa.a = a.data();
+    pa.a_rs = a_rs;
+    pa.b = b.data();
+    pa.b_ld = kNR * 4;
+    pa.acc = acc.data();
+    pa.acc_ld = kNR;
+    pa.kg = kg;
+    pa.m = m;
+    pa.n = n;
+    pa.m_tiles = 1;
+    pa.k_segs = 1;
+    plain.fn(&pa);
+    const void *srcs[2] = {nullptr, nullptr};
+    if (fc.binary_op >= 0) srcs[fc.binary_op] = res;
+    lowp::pp_block blk;
+    blk.acc = acc.data();
+    blk.acc_ld = kNR;
+    blk.acc_int = kind == lp_kind::u8s8;
+    blk.m = m;
+    blk.n = n;
+    if (blk.acc_int) {
+        blk.colsum = colsum.data();
+        blk.col_factor = uint32_t(spec.ao);
+    }
+    blk.scales = spec.scales.empty() ? nullptr : spec.scales.data();
+    blk.scales_per_n = spec.scales_per_n;
+    blk.bias = bias.data();
+    blk.ops = spec.ops.data();
+    blk.nops = int(spec.ops.size());
+    blk.srcs = srcs;
+    blk.zero_point = spec.c_zero_point;
+    blk.out = c.out;
+    blk.dst = want.data();
+    blk.ldc_bytes = ld * ob;
+    lowp::pp_block_apply(blk);
+
+    lowp::lp_ukernel_args fa = pa;
+    fa.dst = got.data();
+    fa.dst_ld = ld * ob;
+    fa.colsum = colsum.data();
+    fa.col_factor = spec.ao;
+    fa.scales = blk.scales;
+    fa.bias = bias.data();
+    fa.zero_point = spec.c_zero_point;
+    fa.alpha = elt_op.alpha;
+    fa.binary = static_cast<const uint8_t *>(res);
+    fa.binary_ld = ld * (c.add_bf16 ? 2 : 4);
+    fa.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
+    fa.store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
+    fused.fn(&fa);
+
+    int bad = 0;
+    for (int i = 0; i < m; ++i)
+        for (int64_t j = 0; j < ld; ++j) {
+            const size_t at = size_t((i * ld + j) * ob);
+            if (std::memcmp(&want[at], &got[at], size_t(ob)) == 0) continue;
+            if (bad++ >= 4) continue;
+            uint32_t w = 0, g = 0;
+            std::memcpy(&w, &want[at], size_t(ob));
+            std::memcpy(&g, &got[at], size_t(ob));
+            char msg[320];
+            std::snprintf(msg, sizeof msg, "%s: row %d col %lld (bias %a): got 0x%x want 0x%x",
+                          describe(kind, c, m, n).c_str(), i, (long long)j,
+                          j < kNR ? double(bias[size_t(j)]) : 0.0, g, w);
+            FAIL_CHECK(msg);
+        }
+    CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_SUITE("once") {
+
+TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit for bit") {
+    tu::rng r(20261203);
+    const lowp::eltwise_alg elts[] = {lowp::eltwise_alg::gelu_tanh, lowp::eltwise_alg::silu,
+                                      lowp::eltwise_alg::sigmoid, lowp::eltwise_alg::relu,
+                                      lowp::eltwise_alg::leaky_relu};
+    const out_type outs[] = {out_type::f32, out_type::bf16, out_type::u8, out_type::s8};
+    int checked = 0;
+    for (lp_kind kind : {lp_kind::bf16, lp_kind::u8s8}) {
+        const lp_backend *be = lowp::jit_avx512_lp_backend();
+        if (!be || !be->supports(kind)) {
+            MESSAGE("no AVX-512 lp kernels of this kind here: nothing to check");
+            continue;
+        }
+        for (int e = -1; e < 5; ++e)
+            for (int add = 0; add < 3; ++add) {
+                if (e < 0 && add == 2) continue;  // "after" needs an eltwise op
+                for (out_type out : outs)
+                    for (int variant = 0; variant < 3; ++variant) {
+                        chain_case c{};
+                        c.has_elt = e >= 0;
+                        c.elt = e >= 0 ? elts[e] : lowp::eltwise_alg::relu;
+                        c.add = add;
+                        c.add_bf16 = variant == 1;
+                        c.out = out;
+                        c.scale = variant;
+                        c.zp = variant == 2;
+                        for (int m : {1, 5, 12})
+                            for (int n : {7, 16, 23, 32}) {
+                                check_case(*be, kind, c, m, n, r);
+                                ++checked;
+                            }
+                    }
+            }
+    }
+    MESSAGE("fused chains checked: " << checked);
+}
+
+}  // TEST_SUITE
+
+#endif  // ANVIL_TESTS_HAVE_JIT
