@@ -1,6 +1,7 @@
 #include "jit/jit_lp_avx512.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "jit/jit_eltwise_exact.h"
 #include "jit/jit_store_convert.h"
@@ -18,7 +19,7 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
     const int add = d.epi_ops & lowp::EPI_ADD_MASK;
     const std::string add_name = add == lowp::EPI_ADD_F32 ? "_addf32" : add == lowp::EPI_ADD_BF16 ? "_addbf16" : "";
     const bool add_early = !(d.epi_ops & lowp::EPI_ADD_LATE);
-    static const char *const elt_names[4] = {"", "_gelu_tanh", "_silu", "_sigmoid"};
+    static const char *const elt_names[8] = {"", "_gelu_tanh", "_silu", "_sigmoid", "_gelu_erf", "_tanh", "", ""};
     const int elt = (d.epi_ops & lowp::EPI_ELT_MASK) >> 3;
     if (d.epi_out != lowp::EPI_NONE && d.epi_out <= lowp::EPI_S8)
         name += std::string("_epi_") + outs[d.epi_out] + (d.epi_flags & lowp::EPI_COMP ? "_comp" : "") +
@@ -103,14 +104,16 @@ void jit_lp_avx512::store_acc() {
 
 // ------------------------------------------------------ fused epilogue
 // Register map after the K loop: the accumulators stay where they are
-// (zmm0 .. m*nv-1 <= 23); zmm31 = common scale, zmm30 = zero point,
-// zmm29 = col_factor, zmm26..28 temporaries, zmm25 = 0, zmm24 = the leaky
-// slope; k1 / k2 the store masks of
-// vectors 0 / 1, k3 a temporary.  GPRs: r10 = dst_ld, rax = the row's
-// dst, r11 = colsum, rsi = scales, rdx = bias, r8 = the row's residual,
-// r9 = its row stride (all free after the K loop).
+// (zmm0 .. m*nv-1 <= 23); zmm28 / zmm27 / zmm26 temporaries t1..t3, zmm25 =
+// 0 (relu / leaky_relu), zmm24 = the leaky slope; zmm24..31 are the
+// transcendental ops' scratch (the common scale, zero point and
+// compensation factor are read as broadcast memory operands, so they hold
+// no register); k1 / k2 the store masks of vectors 0 / 1, k3 a temporary,
+// k3 / k4 / k6 / k7 the transcendental ops' masks.  GPRs: r10 = dst_ld,
+// rax = the row's dst, r11 = colsum, rsi = scales, rdx = bias, r8 = the
+// row's residual, r9 = its row stride (all free after the K loop).
 namespace {
-const Zmm z_scale(31), z_zp(30), z_factor(29), z_t1(28), z_t2(27), z_t3(26), z_zero(25), z_alpha(24);
+const Zmm z_t1(28), z_t2(27), z_t3(26), z_zero(25), z_alpha(24);
 const Opmask k_tmp(3);
 }  // namespace
 
@@ -147,15 +150,10 @@ void jit_lp_avx512::store_fused() {
             add(r8, r11);
         }
     }
-    if (f & lowp::EPI_COMP) {
-        mov(r11, ptr[reg_args + offsetof(lp_ukernel_args, colsum)]);
-        vpbroadcastd(z_factor, dword[reg_args + offsetof(lp_ukernel_args, col_factor)]);
-    }
+    if (f & lowp::EPI_COMP) mov(r11, ptr[reg_args + offsetof(lp_ukernel_args, colsum)]);
     if (f & (lowp::EPI_SCALE_1 | lowp::EPI_SCALE_N))
         mov(rsi, ptr[reg_args + offsetof(lp_ukernel_args, scales)]);
-    if (f & lowp::EPI_SCALE_1) vbroadcastss(z_scale, dword[rsi]);
     if (f & lowp::EPI_BIAS) mov(rdx, ptr[reg_args + offsetof(lp_ukernel_args, bias)]);
-    if (f & lowp::EPI_ZP) vbroadcastss(z_zp, dword[reg_args + offsetof(lp_ukernel_args, zero_point)]);
     if (f & (lowp::EPI_RELU | lowp::EPI_LEAKY)) vxorps(z_zero, z_zero, z_zero);
     if (f & lowp::EPI_LEAKY) vbroadcastss(z_alpha, dword[reg_args + offsetof(lp_ukernel_args, alpha)]);
     kmovw(k1, word[reg_args + offsetof(lp_ukernel_args, store_mask)]);
@@ -164,9 +162,21 @@ void jit_lp_avx512::store_fused() {
         store_rows_bf16_fast();
         return;
     }
+    // With a transcendental op, a row's two vectors go through it together.
+    const bool pair = elt_op() && *elt_op() != exact_eltwise::gelu_erf && d_.nv == 2;
     for (int i = 0; i < rows_; ++i) {
+        if (pair) {
+            finish_pre(acc(i, 0), 0);
+            finish_pre(acc(i, 1), 1);
+            const eltwise_regs r0{acc(i, 0), {z_t1, z_t3, z_zero, z_alpha}, Opmask(6), Opmask(7)};
+            const eltwise_regs r1{acc(i, 1), {z_t2, Zmm(29), Zmm(30), Zmm(31)}, k_tmp, Opmask(4)};
+            emit_exact_eltwise2(*this, *elt_op(), elt_consts_, r0, r1);
+        }
         for (int j = 0; j < d_.nv; ++j) {
-            finish_vec(acc(i, j), j);
+            if (pair)
+                finish_post(acc(i, j), j);
+            else
+                finish_vec(acc(i, j), j);
             store_converted(acc(i, j), j);
         }
         if (i + 1 < rows_) {
@@ -197,9 +207,8 @@ bool jit_lp_avx512::fast_bf16_store() const {
 
 void jit_lp_avx512::store_rows_bf16_fast() {
     const Opmask k_row(5);
-    // bf16 kernels have no compensation (EPI_COMP is int8 only), so the
-    // col_factor register is free for the constant 2.
-    const Zmm packed = z_t1, screen_min = z_t2, screen_tmp = z_t3, two = z_factor;
+    // zmm29 holds the constant 2 (no transcendental op uses it here).
+    const Zmm packed = z_t1, screen_min = z_t2, screen_tmp = z_t3, two(29);
     mov(r11d, 2);
     vpbroadcastd(two, r11d);
     vpternlogd(screen_min, screen_min, screen_min, 0xff);  // all ones: nothing seen yet
@@ -237,14 +246,40 @@ void jit_lp_avx512::store_rows_bf16_fast() {
     L(done);
 }
 
+// The transcendental eltwise op of the descriptor, if any.
+std::optional<exact_eltwise> jit_lp_avx512::elt_op() const {
+    switch (d_.epi_ops & lowp::EPI_ELT_MASK) {
+        case lowp::EPI_ELT_GELU_TANH: return exact_eltwise::gelu_tanh;
+        case lowp::EPI_ELT_SILU: return exact_eltwise::silu;
+        case lowp::EPI_ELT_SIGMOID: return exact_eltwise::sigmoid;
+        case lowp::EPI_ELT_GELU_ERF: return exact_eltwise::gelu_erf;
+        case lowp::EPI_ELT_TANH: return exact_eltwise::tanh;
+        default: return std::nullopt;
+    }
+}
+
 void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
+    finish_pre(v, j);
+    if (const auto op = elt_op()) {
+        // Scratch: zmm24 / zmm25 (relu's zero and leaky's slope, not used
+        // with these ops), t1, t3 and zmm30; t2 and zmm29 are the bf16 fast
+        // store's running screen and constant.
+        emit_exact_eltwise(*this, *op, v, elt_consts_, z_t1, z_t3, z_zero, z_alpha, Zmm(30),
+                           Opmask(6), Opmask(7));
+    }
+    finish_post(v, j);
+}
+
+// Compensation, scales, bias, an early residual add and relu / leaky_relu.
+void jit_lp_avx512::finish_pre(const Zmm &v, int j) {
+    using lowp::lp_ukernel_args;
     const uint8_t f = d_.epi_flags;
     const Opmask km = j == 0 ? k1 : k2;
     if (is_int()) {
         if (f & lowp::EPI_COMP) {
             // Masked loads: the arrays may end at the tile's last column.
             vmovdqu32(z_t1 | km | T_z, ptr[r11 + j * kVecBytes]);
-            vpmulld(z_t1, z_t1, z_factor);
+            vpmulld(z_t1, z_t1, ptr_b[reg_args + offsetof(lp_ukernel_args, col_factor)]);
             vpsubd(v, v, z_t1);
         }
         vcvtdq2ps(v, v);  // exact int32 -> float, rounded to nearest even
@@ -253,13 +288,12 @@ void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
         vmovups(z_t1 | km | T_z, ptr[rsi + j * kVecBytes]);
         vmulps(v, v, z_t1);
     }
-    if (f & lowp::EPI_SCALE_1) vmulps(v, v, z_scale);
+    if (f & lowp::EPI_SCALE_1) vmulps(v, v, ptr_b[rsi]);
     if (f & lowp::EPI_BIAS) {
         vmovups(z_t1 | km | T_z, ptr[rdx + j * kVecBytes]);
         vaddps(v, v, z_t1);
     }
-    const bool add_late = (d_.epi_ops & lowp::EPI_ADD_LATE) != 0;
-    if (!add_late) add_residual(v, j);
+    if (!(d_.epi_ops & lowp::EPI_ADD_LATE)) add_residual(v, j);
     if (f & lowp::EPI_RELU) {
         vcmpps(k_tmp, v, z_zero, 2);  // x <= 0 (ordered): +0; NaN stays
         vxorps(v | k_tmp, v, v);
@@ -269,18 +303,13 @@ void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
         knotw(k_tmp, k_tmp);
         vmulps(v | k_tmp, z_alpha, v);
     }
-    if (const uint8_t elt = d_.epi_ops & lowp::EPI_ELT_MASK) {
-        // Temporaries: zmm24 / zmm25 (relu's zero and leaky's slope, not
-        // used with these ops), t1 and t3; t2 is the bf16 fast store's
-        // running screen.
-        const exact_eltwise op = elt == lowp::EPI_ELT_GELU_TANH ? exact_eltwise::gelu_tanh
-                                 : elt == lowp::EPI_ELT_SILU    ? exact_eltwise::silu
-                                                                : exact_eltwise::sigmoid;
-        emit_exact_eltwise(*this, op, v, elt_consts_, z_t1, z_t3, z_zero, z_alpha, Opmask(6),
-                           Opmask(7));
-    }
-    if (add_late) add_residual(v, j);
-    if (f & lowp::EPI_ZP) vaddps(v, v, z_zp);
+}
+
+// A late residual add and the output zero point.
+void jit_lp_avx512::finish_post(const Zmm &v, int j) {
+    using lowp::lp_ukernel_args;
+    if (d_.epi_ops & lowp::EPI_ADD_LATE) add_residual(v, j);
+    if (d_.epi_flags & lowp::EPI_ZP) vaddps(v, v, ptr_b[reg_args + offsetof(lp_ukernel_args, zero_point)]);
 }
 
 // The residual (masked: the row may end at the tile's last column).

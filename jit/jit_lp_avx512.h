@@ -2,8 +2,10 @@
 // bf16 with vdpbf16ps (AVX512-BF16), u8s8 with vpdpbusd (AVX512-VNNI).
 // Specialised on kind, m (1..12), nv (1..2) and accumulate.
 #pragma once
+#include <optional>
 #include <string>
 
+#include "jit/jit_eltwise_exact.h"
 #include "jit/jit_lp_generator.h"
 
 namespace anvil::jit {
@@ -36,7 +38,10 @@ private:
     void load_dst_row0();  // rax = dst of the chunk's first row
     bool fast_bf16_store() const;
     void store_rows_bf16_fast();
-    void finish_vec(const Xbyak::Zmm &v, int j);  // compensation, scale, bias, zero point
+    void finish_vec(const Xbyak::Zmm &v, int j);  // the whole chain on one vector
+    void finish_pre(const Xbyak::Zmm &v, int j);   // ... up to the transcendental op
+    void finish_post(const Xbyak::Zmm &v, int j);  // ... after it
+    std::optional<exact_eltwise> elt_op() const;
     void add_residual(const Xbyak::Zmm &v, int j);
     void store_converted(const Xbyak::Zmm &v, int j);
     Xbyak::Label consts_;  // broadcast constants of the conversions, after the code

@@ -1,9 +1,9 @@
 // The fused epilogue of the AVX-512 lp kernels (lp_ukernel.h) against the
 // portable chain, bit for bit: for every chain the kernels can fuse
 // (lowp::fuse_chain: compensation, scales, bias, a residual add before or
-// after one eltwise op among relu, leaky_relu, gelu_tanh, silu and
-// sigmoid, the output zero point, every output type), the fused kernel's
-// C equals the plain kernel's accumulators put through
+// after one eltwise op among relu, leaky_relu, gelu_tanh, gelu_erf, silu,
+// sigmoid and tanh, the output zero point, every output type), the fused
+// kernel's C equals the plain kernel's accumulators put through
 // lowp::pp_block_apply, byte for byte, with nothing written outside the
 // store mask.  The finished values cover every class: the bias carries
 // NaN (both signs), infinities, zeros, denormals, values past each op's
@@ -233,7 +233,8 @@ TEST_SUITE("once") {
 TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit for bit") {
     tu::rng r(20261203);
     const lowp::eltwise_alg elts[] = {lowp::eltwise_alg::gelu_tanh, lowp::eltwise_alg::silu,
-                                      lowp::eltwise_alg::sigmoid, lowp::eltwise_alg::relu,
+                                      lowp::eltwise_alg::sigmoid, lowp::eltwise_alg::gelu_erf,
+                                      lowp::eltwise_alg::tanh, lowp::eltwise_alg::relu,
                                       lowp::eltwise_alg::leaky_relu};
     const out_type outs[] = {out_type::f32, out_type::bf16, out_type::u8, out_type::s8};
     int checked = 0;
@@ -243,7 +244,7 @@ TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit 
             MESSAGE("no AVX-512 lp kernels of this kind here: nothing to check");
             continue;
         }
-        for (int e = -1; e < 5; ++e)
+        for (int e = -1; e < 7; ++e)
             for (int add = 0; add < 3; ++add) {
                 if (e < 0 && add == 2) continue;  // "after" needs an eltwise op
                 for (out_type out : outs)

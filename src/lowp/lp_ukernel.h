@@ -80,7 +80,7 @@ struct lp_ukernel_args {
     //       bf16; bf16 widened exactly) -- here, or after the eltwise op
     //       when desc.epi_ops has EPI_ADD_LATE
     //   x = relu(x) (EPI_RELU) | leaky_relu(x, alpha) (EPI_LEAKY) |
-    //       gelu_tanh / silu / sigmoid (EPI_ELT_* in desc.epi_ops), as the
+    //       gelu_tanh / gelu_erf / silu / sigmoid / tanh (EPI_ELT_* in desc.epi_ops), as the
     //       chain's eltwise ops, bit for bit (x <= 0 -> +0; x > 0 ? x :
     //       alpha * x; docs/postops.md)
     //   x = x + zero_point (EPI_ZP)
@@ -132,7 +132,7 @@ enum : uint8_t {
 
 // desc.epi_ops: bits 0-1 a residual add fused after the bias, its operand
 // f32 or bf16; bit 2 moves that add after the eltwise op (a chain "gelu,
-// add" rather than ResNet's "add, relu"); bits 3-4 a transcendental eltwise
+// add" rather than ResNet's "add, relu"); bits 3-5 a transcendental eltwise
 // op (at most one eltwise op in all: not with EPI_RELU / EPI_LEAKY).
 enum : uint8_t {
     EPI_ADD_NONE = 0,
@@ -143,7 +143,9 @@ enum : uint8_t {
     EPI_ELT_GELU_TANH = 1 << 3,
     EPI_ELT_SILU = 2 << 3,
     EPI_ELT_SIGMOID = 3 << 3,
-    EPI_ELT_MASK = 3 << 3,
+    EPI_ELT_GELU_ERF = 4 << 3,
+    EPI_ELT_TANH = 5 << 3,
+    EPI_ELT_MASK = 7 << 3,
 };
 
 using lp_ukernel_fn = void (*)(const lp_ukernel_args *);
