@@ -163,6 +163,12 @@ void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a 
             fin.epi->fused_args(i0 + ic, j, a.n, fin.colsum ? fin.colsum + j : nullptr, &a);
         }
         call_lp_kernel(*ks.be, k, &a);
+        // The residual rows of this tile for the next panel, into L2: they
+        // arrive while the rest of this panel computes, a tile's worth at
+        // a time (a burst of a whole panel's rows overflows the miss queue).
+        if (fin.epi && jc + kNR < n)
+            fin.epi->prefetch_rows(i0, fin.j0 + jc + kNR, std::min<int64_t>(kNR, n - jc - kNR), ic,
+                                   ic + mt);
     });
 }
 
@@ -190,17 +196,15 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
         fin.j0 = j0;
         fin.colsum = colsum;
     }
-    // The last K block: fused kernels read the residual rows of a panel as
-    // they finish it, so those of the next panel are fetched into L2
-    // meanwhile; otherwise the epilogue's share of the whole block.
+    // The last K block: the epilogue's share of the block's residual rows
+    // after each panel, or with fused kernels, the first panel's rows
+    // before it (run_panel_block fetches each next panel's).
     auto last_block_prefetch = [&](int64_t jc, bool before) {
         if (!fused) {
             if (!before) prefetch_share(epi, i0, j0, m, n, jc);
             return;
         }
-        const int64_t jn = before ? jc : jc + kNR;
-        if ((before && jc != 0) || jn >= n) return;
-        epi.prefetch_rows(i0, j0 + jn, std::min<int64_t>(kNR, n - jn), 0, m);
+        if (before && jc == 0) epi.prefetch_rows(i0, j0, std::min<int64_t>(kNR, n), 0, m);
     };
     if (p.zero_product) {
         std::memset(acc, 0, size_t(m * acc_ld * 4));
