@@ -100,7 +100,6 @@ void put_constants(CodeGenerator &g) {
 struct stream {
     Zmm v, a, b, c, d;  // the value (in place) and four temporaries
     Opmask ka, kb;
-    Zmm e;  // a fifth temporary (gelu_erf only)
 };
 
 // Emits each step for every stream before the next step, so that the
@@ -188,39 +187,51 @@ struct emitter {
 
     // gelu_erf: x - 0.5 x erfc(z) for x >= 0, 0.5 x erfc(|z|) below (z =
     // x / sqrt(2)), erfc(z) = t exp(p(t) - z^2) with t = 1 / (1 + z / 2);
-    // for x < 0 ((0.5 x t) m) s2, with exp(...) = m s2.
+    // for x < 0 ((0.5 x t) m) s2, with exp(...) = m s2.  t is computed
+    // twice (before exp for p, after it for the products) so that four
+    // temporaries do, which lets two vectors interleave.
+    void erf_t(const Zmm stream::*t, const Zmm stream::*tmp) {
+        each([&](stream &s) { g.vpandd(s.*tmp, s.v, c(kAbsMask)); });
+        each([&](stream &s) { g.vmulps(s.*tmp, s.*tmp, c(kErfScale)); });
+        each([&](stream &s) { g.vaddps(s.*tmp, s.*tmp, c(kOne)); });
+        each([&](stream &s) { g.vbroadcastss(s.*t, c_plain(kOne)); });
+        each([&](stream &s) { g.vdivps(s.*t, s.*t, s.*tmp); });
+    }
+
     void gelu_erf() {
-        each([&](stream &s) { g.vpandd(s.a, s.v, c(kAbsMask)); });
-        each([&](stream &s) { g.vmulps(s.a, s.a, c(kErfScale)); });
-        each([&](stream &s) { g.vaddps(s.a, s.a, c(kOne)); });
-        each([&](stream &s) { g.vbroadcastss(s.e, c_plain(kOne)); });
-        each([&](stream &s) { g.vdivps(s.e, s.e, s.a); });  // t
-        each([&](stream &s) { g.vmulps(s.d, s.e, c(kErf0)); });
+        erf_t(&stream::c, &stream::a);  // t in c
+        each([&](stream &s) { g.vmulps(s.d, s.c, c(kErf0)); });
         for (int k = kErf1; k <= kErf9; ++k) {
             each([&](stream &s) { g.vaddps(s.d, s.d, c(k)); });
-            if (k < kErf9) each([&](stream &s) { g.vmulps(s.d, s.d, s.e); });
+            if (k < kErf9) each([&](stream &s) { g.vmulps(s.d, s.d, s.c); });
         }
         each([&](stream &s) { g.vmulps(s.a, s.v, s.v); });
         each([&](stream &s) { g.vmulps(s.a, s.a, c(kP2)); });  // z^2 = x x 0.5
         each([&](stream &s) { g.vsubps(s.d, s.d, s.a); });     // arg = p - z^2
-        // Below exp's floor (x < -12.6) the result is -0.
+        // Below exp's floor (|x| > 12.6) the result is -0 (x < 0) or x.
         each([&](stream &s) { g.vcmpps(s.ka, s.d, c(kGeluFloor), 1); });
         each([&](stream &s) { g.vmaxps(s.a, s.d, c(kGeluFloor)); });
         exp_split();  // d = m, b = s2
-        each([&](stream &s) { g.vmaxps(s.a, s.v, c(kNegClamp)); });
-        each([&](stream &s) { g.vmulps(s.a, s.a, c(kP2)); });  // hx = 0.5 x (clamped)
-        each([&](stream &s) { g.vmulps(s.a, s.a, s.e); });
-        each([&](stream &s) { g.vmulps(s.a, s.a, s.d); });
-        each([&](stream &s) { g.vmulps(s.a, s.a, s.b); });  // ((hx t) m) s2
-        each([&](stream &s) { g.vbroadcastss(s.a | s.ka, c_plain(kNegZero)); });
-        each([&](stream &s) { g.vmulps(s.c, s.d, s.b); });
-        each([&](stream &s) { g.vmulps(s.c, s.e, s.c); });  // erfc = t (m s2)
-        each([&](stream &s) { g.vmulps(s.c, s.c, c(kP2)); });
-        each([&](stream &s) { g.vbroadcastss(s.d, c_plain(kOne)); });
-        each([&](stream &s) { g.vsubps(s.d, s.d, s.c); });
-        each([&](stream &s) { g.vmulps(s.d, s.v, s.d); });  // pos = x (1 - 0.5 erfc)
+        // Those lanes' products would only be discarded (x < 0) or rounded
+        // away (1 - 0.5 erfc = 1 for erfc < 2^-25), but t m s2 is subnormal
+        // for |x| > ~3000 and costs a microcode assist per vector: m = 0
+        // there gives the same results without them.
+        each([&](stream &s) { g.vxorps(s.d | s.ka, s.d, s.d); });
+        erf_t(&stream::a, &stream::c);  // t in a
+        each([&](stream &s) { g.vmaxps(s.c, s.v, c(kNegClamp)); });
+        each([&](stream &s) { g.vmulps(s.c, s.c, c(kP2)); });  // hx = 0.5 x (clamped)
+        each([&](stream &s) { g.vmulps(s.c, s.c, s.a); });
+        each([&](stream &s) { g.vmulps(s.c, s.c, s.d); });
+        each([&](stream &s) { g.vmulps(s.c, s.c, s.b); });  // neg = ((hx t) m) s2
+        each([&](stream &s) { g.vbroadcastss(s.c | s.ka, c_plain(kNegZero)); });
+        each([&](stream &s) { g.vmulps(s.d, s.d, s.b); });
+        each([&](stream &s) { g.vmulps(s.d, s.a, s.d); });  // erfc = t (m s2)
+        each([&](stream &s) { g.vmulps(s.d, s.d, c(kP2)); });
+        each([&](stream &s) { g.vbroadcastss(s.a, c_plain(kOne)); });
+        each([&](stream &s) { g.vsubps(s.a, s.a, s.d); });
+        each([&](stream &s) { g.vmulps(s.a, s.v, s.a); });  // pos = x (1 - 0.5 erfc)
         each([&](stream &s) { g.vcmpps(s.kb, s.v, c(kZero), 1); });
-        each([&](stream &s) { g.vblendmps(s.a | s.kb, s.d, s.a); });  // x < 0 ? neg : pos
+        each([&](stream &s) { g.vblendmps(s.a | s.kb, s.a, s.c); });  // x < 0 ? neg : pos
         keep_nan();
     }
 
@@ -297,16 +308,15 @@ void emit_eltwise_constants(CodeGenerator &g, Label &consts) {
 
 void emit_exact_eltwise(CodeGenerator &g, exact_eltwise op, const Zmm &v, const Label &consts,
                         const Zmm &t0, const Zmm &t1, const Zmm &t2, const Zmm &t3,
-                        const Zmm &t4, const Opmask &k_a, const Opmask &k_b) {
-    stream s{v, t0, t1, t2, t3, k_a, k_b, t4};
+                        const Opmask &k_a, const Opmask &k_b) {
+    stream s{v, t0, t1, t2, t3, k_a, k_b};
     emitter{g, consts, &s, 1}.run(op);
 }
 
 void emit_exact_eltwise2(CodeGenerator &g, exact_eltwise op, const Label &consts,
                          const eltwise_regs &r0, const eltwise_regs &r1) {
-    if (op == exact_eltwise::gelu_erf) throw Xbyak::Error(Xbyak::ERR_BAD_PARAMETER);  // 5 temporaries
-    stream s[2] = {{r0.v, r0.t[0], r0.t[1], r0.t[2], r0.t[3], r0.k_a, r0.k_b, r0.t[0]},
-                   {r1.v, r1.t[0], r1.t[1], r1.t[2], r1.t[3], r1.k_a, r1.k_b, r1.t[0]}};
+    stream s[2] = {{r0.v, r0.t[0], r0.t[1], r0.t[2], r0.t[3], r0.k_a, r0.k_b},
+                   {r1.v, r1.t[0], r1.t[1], r1.t[2], r1.t[3], r1.k_a, r1.k_b}};
     emitter{g, consts, s, 2}.run(op);
 }
 

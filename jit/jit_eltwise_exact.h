@@ -17,11 +17,11 @@ enum class exact_eltwise { gelu_tanh, silu, sigmoid, gelu_erf, tanh };
 // kernel's return, at `consts`.
 void emit_eltwise_constants(Xbyak::CodeGenerator &g, Xbyak::Label &consts);
 
-// v = op(v) in place.  t0..t4 and k_a, k_b are scratch (t4: gelu_erf only).
+// v = op(v) in place.  t0..t3 and k_a, k_b are scratch.
 void emit_exact_eltwise(Xbyak::CodeGenerator &g, exact_eltwise op, const Xbyak::Zmm &v,
                         const Xbyak::Label &consts, const Xbyak::Zmm &t0, const Xbyak::Zmm &t1,
-                        const Xbyak::Zmm &t2, const Xbyak::Zmm &t3, const Xbyak::Zmm &t4,
-                        const Xbyak::Opmask &k_a, const Xbyak::Opmask &k_b);
+                        const Xbyak::Zmm &t2, const Xbyak::Zmm &t3, const Xbyak::Opmask &k_a,
+                        const Xbyak::Opmask &k_b);
 
 // The registers of one vector for emit_exact_eltwise2.
 struct eltwise_regs {
@@ -32,8 +32,7 @@ struct eltwise_regs {
 
 // Two vectors at once, their instructions interleaved step by step (two
 // independent dependency chains side by side): the same results as two
-// emit_exact_eltwise calls.  No register may appear in both.  Not
-// gelu_erf (it needs five temporaries).
+// emit_exact_eltwise calls.  No register may appear in both.
 void emit_exact_eltwise2(Xbyak::CodeGenerator &g, exact_eltwise op, const Xbyak::Label &consts,
                          const eltwise_regs &r0, const eltwise_regs &r1);
 

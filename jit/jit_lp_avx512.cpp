@@ -163,7 +163,7 @@ void jit_lp_avx512::store_fused() {
         return;
     }
     // With a transcendental op, a row's two vectors go through it together.
-    const bool pair = elt_op() && *elt_op() != exact_eltwise::gelu_erf && d_.nv == 2;
+    const bool pair = elt_op() && d_.nv == 2;
     for (int i = 0; i < rows_; ++i) {
         if (pair) {
             finish_pre(acc(i, 0), 0);
@@ -202,7 +202,7 @@ void jit_lp_avx512::store_fused() {
 // 0x00fffffe; the running unsigned minimum of y - 2 over the tile is
 // compared once at the end.
 bool jit_lp_avx512::fast_bf16_store() const {
-    return d_.epi_out == lowp::EPI_BF16 && d_.kind == lowp::lp_kind::bf16;
+    return d_.epi_out == lowp::EPI_BF16 && d_.kind == lowp::lp_kind::bf16 && !elt_op();
 }
 
 void jit_lp_avx512::store_rows_bf16_fast() {
@@ -262,10 +262,10 @@ void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
     finish_pre(v, j);
     if (const auto op = elt_op()) {
         // Scratch: zmm24 / zmm25 (relu's zero and leaky's slope, not used
-        // with these ops), t1, t3 and zmm30; t2 and zmm29 are the bf16 fast
-        // store's running screen and constant.
-        emit_exact_eltwise(*this, *op, v, elt_consts_, z_t1, z_t3, z_zero, z_alpha, Zmm(30),
-                           Opmask(6), Opmask(7));
+        // with these ops), t1 and t3; t2 and zmm29 are the bf16 fast store's
+        // running screen and constant.
+        emit_exact_eltwise(*this, *op, v, elt_consts_, z_t1, z_t3, z_zero, z_alpha, Opmask(6),
+                           Opmask(7));
     }
     finish_post(v, j);
 }
