@@ -320,10 +320,15 @@ HWY_INLINE V GeluErf(V x) {
     // there are below 1e-33, inside the documented 2^-26 absolute bound).
     const V arg = hn::Sub(p, z2);
     V ep_s2 = hn::Zero(D());  // set by ExpSplit
-    const V ep_m = ExpSplit(hn::Max(arg, hn::Set(d, -80.0f)), ep_s2);
+    const auto below = hn::Lt(arg, hn::Set(d, -80.0f));
+    // Below the floor the products are discarded (x < 0) or rounded away (1
+    // - 0.5 erfc = 1 once erfc < 2^-25), but t m s2 is subnormal for |x| >
+    // ~3000 and would cost a microcode assist: m = 0 there gives the same
+    // results without it.
+    const V ep_m = hn::IfThenZeroElse(below, ExpSplit(hn::Max(arg, hn::Set(d, -80.0f)), ep_s2));
     const V hx = hn::Mul(half, hn::Max(x, hn::Set(d, kNegClamp)));  // 0.5 x (clamped)
     // Below the floor (x < -12.6) the result is -0, its limit.
-    const V neg = hn::IfThenElse(hn::Lt(arg, hn::Set(d, -80.0f)), hn::Set(d, -0.0f),
+    const V neg = hn::IfThenElse(below, hn::Set(d, -0.0f),
                                  hn::Mul(hn::Mul(hn::Mul(hx, t), ep_m), ep_s2));
     const V erfc = hn::Mul(t, hn::Mul(ep_m, ep_s2));
     const V pos = hn::Mul(x, hn::Sub(one, hn::Mul(half, erfc)));
