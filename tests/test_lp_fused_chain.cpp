@@ -9,6 +9,8 @@
 // NaN (both signs), infinities, zeros, denormals, values past each op's
 // thresholds (exp's floor, the saturation of u8 / s8) and random floats of
 // every magnitude, which the small-integer accumulators shift row by row.
+// Every other tile runs the accumulating kernels (the last of several K
+// blocks: they add to a tile left in the accumulator buffer).
 //
 // The kernels depend on the CPU, not on the ISA cap: the suite runs once.
 #include <doctest/doctest.h>
@@ -80,7 +82,7 @@ std::string describe(lp_kind kind, const chain_case &c, int m, int n) {
 }
 
 // One tile through the fused kernel and through plain kernel + chain.
-void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, int n,
+void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, int n, bool accumulate,
                 tu::rng &r) {
     lowp::chain_spec spec;
     spec.kind = kind;
@@ -109,9 +111,9 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     REQUIRE(lowp::fuse_chain(spec, &fc));
     const int nv = n > 16 ? 2 : 1;
     lowp::lp_ukernel_ref plain, fused;
-    REQUIRE(be.get(lowp::make_lp_desc(uint8_t(be.tier()), kind, m, nv, false), &plain) ==
+    REQUIRE(be.get(lowp::make_lp_desc(uint8_t(be.tier()), kind, m, nv, accumulate), &plain) ==
             anvil_success);
-    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), kind, m, nv, false, fc.out,
+    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), kind, m, nv, accumulate, fc.out,
                                           uint8_t(fc.flags | lowp::EPI_BIAS), fc.ops),
                    &fused) == anvil_success);
 
@@ -155,7 +157,20 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     const int ob = lowp::out_type_bytes(c.out);
     std::vector<uint8_t> want(size_t(m * ld * ob), kSentinel), got(want);
     // The reference: accumulators, then the portable chain.
+    // accumulate: the kernels add to a tile that earlier K blocks left
+    // (small integers, int32 for int8, so every sum stays exact); both
+    // calls start from the same copy.
     std::vector<float> acc(size_t(m * kNR));
+    if (accumulate)
+        for (auto &x : acc) {
+            if (kind == lp_kind::u8s8) {
+                const int32_t v = int32_t(r.ival(-1000, 1000));
+                std::memcpy(&x, &v, 4);
+            } else {
+                x = float(r.ival(-1000, 1000));
+            }
+        }
+    std::vector<float> acc_fused = acc;
     lowp::lp_ukernel_args pa{};
     pa.a = a.data();
     pa.a_rs = a_rs;
@@ -166,6 +181,7 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     pa.kg = kg;
     pa.m = m;
     pa.n = n;
+    pa.accumulate = accumulate ? 1 : 0;
     pa.m_tiles = 1;
     pa.k_segs = 1;
     plain.fn(&pa);
@@ -194,6 +210,7 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     lowp::pp_block_apply(blk);
 
     lowp::lp_ukernel_args fa = pa;
+    fa.acc = acc_fused.data();
     fa.dst = got.data();
     fa.dst_ld = ld * ob;
     fa.colsum = colsum.data();
@@ -218,8 +235,8 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
             std::memcpy(&w, &want[at], size_t(ob));
             std::memcpy(&g, &got[at], size_t(ob));
             char msg[320];
-            std::snprintf(msg, sizeof msg, "%s: row %d col %lld (bias %a): got 0x%x want 0x%x",
-                          describe(kind, c, m, n).c_str(), i, (long long)j,
+            std::snprintf(msg, sizeof msg, "%s acc=%d: row %d col %lld (bias %a): got 0x%x want 0x%x",
+                          describe(kind, c, m, n).c_str(), int(accumulate), i, (long long)j,
                           j < kNR ? double(bias[size_t(j)]) : 0.0, g, w);
             FAIL_CHECK(msg);
         }
@@ -259,7 +276,9 @@ TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit 
                         c.zp = variant == 2;
                         for (int m : {1, 5, 12})
                             for (int n : {7, 16, 23, 32}) {
-                                check_case(*be, kind, c, m, n, r);
+                                // Accumulating kernels (the last of several
+                                // K blocks) on every other tile.
+                                check_case(*be, kind, c, m, n, (checked & 1) != 0, r);
                                 ++checked;
                             }
                     }

@@ -8,7 +8,10 @@
 //       for each 12-row tile:               ... every row tile of the M block
 //         kernel: acc tile (+)= A tile . B micro-panel
 //   epilogue(acc block) -> C                the single store
-// The accumulator block (mc x nc) is per thread and stays in L2.
+// The accumulator block (mc x nc) is per thread and stays in L2.  When the
+// epilogue's chain fits the kernels' fused epilogue (lowp/fused_chain.h),
+// the last K block's kernels finish the chain in registers and store C
+// themselves instead, and the block epilogue is skipped.
 #include "lowp/lp_driver.h"
 
 #include <algorithm>
