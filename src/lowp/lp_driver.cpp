@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cache/kernel_cache.h"
 #include "cpu/isa.h"
 #include "lowp/lp_inplace.h"
 #include "lowp/lp_scratch.h"
@@ -108,6 +109,91 @@ anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp
     ks->fused = true;
     return anvil_success;
 }
+
+// Everything about a call that depends only on its shape, types, thread
+// count and the epilogue's fused form: the blocking and the kernels.  A
+// server repeating a shape finds it in a small per-thread memo instead of
+// building a kernel_set (some 200 kernel references) and making up to 8
+// cache lookups per call, which at 16^3 cost as much as the arithmetic.
+struct lp_setup {
+    lp_blocking b;
+    kernel_set ks;
+};
+
+struct lp_setup_key {
+    const lp_backend *be = nullptr;
+    uint64_t cache_epoch = 0;
+    int64_t M = 0, N = 0, K = 0;
+    int nthreads = 0;
+    lp_kind kind = lp_kind::bf16;
+    bool fusable = false;
+    uint8_t out = 0, flags = 0, ops = 0;
+    bool operator==(const lp_setup_key &o) const {
+        return be == o.be && cache_epoch == o.cache_epoch && M == o.M && N == o.N && K == o.K &&
+               nthreads == o.nthreads && kind == o.kind && fusable == o.fusable &&
+               out == o.out && flags == o.flags && ops == o.ops;
+    }
+};
+
+lp_blocking choose_call_blocking(const lp_backend &be, const lp_problem &p) {
+    lp_blocking b = choose_lp_blocking(p);
+    // Tile kernels take K 16 groups per step (a shorter tail goes through a
+    // stack copy): K blocks a whole number of steps.
+    if (be.uses_tiles() && b.kcg < b.kg) b.kcg = std::min(b.kg, round_up(b.kcg, 16));
+    return b;
+}
+
+// The calling thread's last few setups, least recently used replaced
+// first.  Entries hold their kernels alive; cache::clear() bumps the epoch,
+// so no entry outlives a cleared cache.
+class lp_setup_memo {
+public:
+    static constexpr int kEntries = 4;
+    anvil_status_t find_or_make(const lp_backend &be, const lp_problem &p,
+                                const lp_epilogue &epi, const lp_setup **out) {
+        lp_setup_key key;
+        key.be = &be;
+        key.cache_epoch = cache::epoch();
+        key.M = p.M;
+        key.N = p.N;
+        key.K = p.K;
+        key.nthreads = threading::num_threads();
+        key.kind = p.kind;
+        key.fusable = be.supports_fused_epilogue() && epi.fused_bits(&key.out, &key.flags, &key.ops);
+        slot *victim = &slots_[0];
+        for (slot &e : slots_) {
+            if (e.valid && e.key == key) {
+                e.stamp = ++clock_;
+                cache::note_front_hit();
+                *out = &e.setup;
+                return anvil_success;
+            }
+            if (e.stamp < victim->stamp) victim = &e;
+        }
+        victim->valid = false;
+        victim->setup.b = choose_call_blocking(be, p);
+        victim->setup.ks = kernel_set();
+        const anvil_status_t st = fetch_kernels(be, p, victim->setup.b, epi, &victim->setup.ks);
+        if (st != anvil_success) return st;
+        victim->key = key;
+        victim->valid = true;
+        victim->stamp = ++clock_;
+        *out = &victim->setup;
+        return anvil_success;
+    }
+
+private:
+    struct slot {
+        bool valid = false;
+        uint64_t stamp = 0;
+        lp_setup_key key;
+        lp_setup setup;
+    };
+    slot slots_[kEntries];
+    uint64_t clock_ = 0;
+};
+
+thread_local lp_setup_memo t_setup_memo;
 
 struct packed_a {
     const uint8_t *rows = nullptr;  // row i at rows + i * row_bytes
@@ -300,15 +386,18 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
 anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {
     if (p.M == 0 || p.N == 0) return anvil_success;
     if (inplace_path_applies(be, p)) return run_inplace_path(be, p, epi);
-    lp_blocking b = choose_lp_blocking(p);
-    // Tile kernels take K 16 groups per step (a shorter tail goes through a
-    // stack copy): K blocks a whole number of steps.
-    if (be.uses_tiles() && b.kcg < b.kg) b.kcg = std::min(b.kg, round_up(b.kcg, 16));
-    kernel_set ks;
-    if (!p.zero_product) {
-        const anvil_status_t st = fetch_kernels(be, p, b, epi, &ks);
+    // A zero product runs no kernel: blocking only (no memo entry).
+    lp_blocking zb;
+    const lp_setup *setup = nullptr;
+    if (p.zero_product) {
+        zb = choose_call_blocking(be, p);
+    } else {
+        const anvil_status_t st = t_setup_memo.find_or_make(be, p, epi, &setup);
         if (st != anvil_success) return st;
     }
+    const lp_blocking &b = setup ? setup->b : zb;
+    static const kernel_set kNoKernels;
+    const kernel_set &ks = setup ? setup->ks : kNoKernels;
 
     // Packed A (all rows; it is M x K bytes, small next to the work) with
     // its row sums after it.

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "lowp/lp_ukernel.h"
+
 namespace anvil::lowp {
 
 void bf16_blas_epilogue::apply(const lp_block &blk) const {
@@ -33,6 +35,35 @@ void bf16_blas_epilogue::apply(const lp_block &blk) const {
                 for (int64_t j = 0; j < n; ++j) c[j] = std::fma(bt, c[j], a * acc[j]);
         }
     }
+}
+
+bool bf16_blas_epilogue::fused_bits(uint8_t *out, uint8_t *flags, uint8_t *ops) const {
+    if (beta_ != 0.0f && beta_ != 1.0f) return false;
+    *out = EPI_F32;
+    // x * alpha is apply()'s t (one rounding); alpha = 1 skips it, as there.
+    *flags = alpha_ == 1.0f ? 0 : EPI_SCALE_1;
+    // beta = 1: t + C, C read as the residual of the very elements the
+    // kernel then stores (each is read before it is written).
+    *ops = beta_ == 1.0f ? EPI_ADD_F32 : EPI_ADD_NONE;
+    return true;
+}
+
+void bf16_blas_epilogue::fused_args(int64_t i, int64_t j, int64_t n, const int32_t *colsum,
+                                    lp_ukernel_args *a) const {
+    (void)colsum;
+    float *c = c_ + i * ldc_ + j;
+    a->dst = reinterpret_cast<uint8_t *>(c);
+    a->dst_ld = ldc_ * int64_t(sizeof(float));
+    a->colsum = nullptr;
+    a->col_factor = 0;
+    a->scales = &alpha_;
+    a->bias = nullptr;
+    a->zero_point = 0.0f;
+    a->alpha = 0.0f;
+    a->binary = beta_ == 1.0f ? reinterpret_cast<const uint8_t *>(c) : nullptr;
+    a->binary_ld = beta_ == 1.0f ? a->dst_ld : 0;
+    a->store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
+    a->store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
 }
 
 s32_blas_epilogue::s32_blas_epilogue(float alpha, float beta, int32_t *C, int64_t ldc,

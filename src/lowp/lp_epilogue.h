@@ -59,6 +59,12 @@ public:
     bf16_blas_epilogue(float alpha, float beta, float *C, int64_t ldc)
         : alpha_(alpha), beta_(beta), c_(C), ldc_(ldc) {}
     void apply(const lp_block &blk) const override;
+    // beta = 0 and beta = 1 fuse (f32 store, alpha as a common scale, C
+    // itself as an f32 residual); any other beta needs fma(beta, C, t),
+    // which the fused epilogue has no step for.
+    bool fused_bits(uint8_t *out, uint8_t *flags, uint8_t *ops) const override;
+    void fused_args(int64_t i, int64_t j, int64_t n, const int32_t *colsum,
+                    lp_ukernel_args *a) const override;
 
 private:
     float alpha_, beta_;

@@ -25,55 +25,88 @@ constexpr int64_t kPanelBytesPerGroup = int64_t(kNR) * kGroupBytes;
 
 // ---- transb == 'N': interleave gk rows (gk = 2 bf16 or 4 int8) ----------
 
-// dst receives, for columns [0, nj), the dwords of rows src[0..gk-1]
-// (row r missing: zero).  src rows are byte pointers to column 0.
-void interleave_rows(const uint8_t *const *rows, int gk, int elem, int64_t nj, uint8_t *dst) {
+#if defined(__SSE2__)
+// One SSE2 step: the dwords of columns [0, 16) (int8: 4 rows of bytes) or
+// [0, 8) (bf16: 2 rows) of the rows r0..r3 (bf16: r0, r1), to dst.
+template <int kElem>
+inline void interleave_step(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+                            const uint8_t *r3, uint8_t *dst) {
+    __m128i *out = reinterpret_cast<__m128i *>(dst);
+    const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(r0));
+    const __m128i x1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(r1));
+    if constexpr (kElem == 1) {
+        const __m128i x2 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(r2));
+        const __m128i x3 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(r3));
+        const __m128i a = _mm_unpacklo_epi8(x0, x1), b = _mm_unpackhi_epi8(x0, x1);
+        const __m128i c = _mm_unpacklo_epi8(x2, x3), d = _mm_unpackhi_epi8(x2, x3);
+        _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(a, c));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(a, c));
+        _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(b, d));
+        _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(b, d));
+    } else {
+        (void)r2, (void)r3;
+        _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(x0, x1));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(x0, x1));
+    }
+}
+#endif
+
+// dst receives, for columns [0, nj) (nj <= kNR), the dwords of the
+// 4 / kElem rows at rows[] (a missing row points at zeros), each a byte
+// pointer to column 0.  Returns the columns written: nj, or more (up to
+// kNR) when the last step ran over zero padding (those dwords are zero).
+template <int kElem>
+int64_t interleave_rows(const uint8_t *const *rows, int64_t nj, uint8_t *dst) {
+    constexpr int gk = 4 / kElem;
+    const uint8_t *r0 = rows[0], *r1 = rows[1];
+    const uint8_t *r2 = gk > 2 ? rows[2] : r0, *r3 = gk > 2 ? rows[3] : r0;
     int64_t j = 0;
 #if defined(__SSE2__)
-    if (elem == 1) {  // 4 rows of bytes -> dwords
-        for (; j + 16 <= nj; j += 16) {
-            const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[0] + j));
-            const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[1] + j));
-            const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[2] + j));
-            const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[3] + j));
-            const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpackhi_epi8(r0, r1);
-            const __m128i c = _mm_unpacklo_epi8(r2, r3), d = _mm_unpackhi_epi8(r2, r3);
-            __m128i *out = reinterpret_cast<__m128i *>(dst + j * 4);
-            _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(a, c));
-            _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(a, c));
-            _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(b, d));
-            _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(b, d));
-        }
-    } else {  // 2 rows of bf16 -> dwords
-        for (; j + 8 <= nj; j += 8) {
-            const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[0] + j * 2));
-            const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[1] + j * 2));
-            __m128i *out = reinterpret_cast<__m128i *>(dst + j * 4);
-            _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(r0, r1));
-            _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(r0, r1));
-        }
+    constexpr int64_t step = 16 / kElem;  // columns per SSE2 step
+    for (; j + step <= nj; j += step)
+        interleave_step<kElem>(r0 + j * kElem, r1 + j * kElem, r2 + j * kElem, r3 + j * kElem,
+                               dst + j * 4);
+    if (j < nj) {
+        // The ragged end (N not a multiple of 8 / 16): through zero-padded
+        // copies of the rows, one vector step instead of a byte loop per
+        // column (which cost more than the kernels at 23x31x17).  The step
+        // ends at or before kNR, inside the panel row.
+        alignas(16) uint8_t pad[4][16] = {};
+        for (int t = 0; t < gk; ++t)
+            std::memcpy(pad[t], rows[t] + j * kElem, size_t((nj - j) * kElem));
+        interleave_step<kElem>(pad[0], pad[1], pad[2], pad[3], dst + j * 4);
+        return j + step;
     }
 #endif
     for (; j < nj; ++j)
-        for (int t = 0; t < gk; ++t) std::memcpy(dst + j * 4 + t * elem, rows[t] + j * elem, size_t(elem));
+        for (int t = 0; t < gk; ++t)
+            std::memcpy(dst + j * 4 + t * kElem, rows[t] + j * kElem, size_t(kElem));
+    return nj;
 }
 
-// Groups [g0, g0 + gn) of the panel starting at column j0, written at
-// panel (128 bytes per group).  Rows past K and columns past N are zero.
-void pack_panel_n(int elem, int64_t K, int64_t N, const uint8_t *B, int64_t ldb, int64_t j0,
-                  int64_t g0, int64_t gn, uint8_t *panel) {
-    const int gk = kGroupBytes / elem;
-    const int64_t nj = std::min<int64_t>(kNR, N - j0);
+// Groups [g0, g0 + gn) of the row-major B's panels [p0, p1), panel p at
+// out + (p - p0) * gn groups.  Group by group, so each row is read once,
+// left to right, across all the panels (one page and a few lines per row
+// instead of one pass per panel).  Rows past K and columns past N are zero.
+template <int kElem>
+void pack_block_n(int64_t K, int64_t N, const uint8_t *b, int64_t ldb, int64_t p0, int64_t p1,
+                  int64_t g0, int64_t gn, uint8_t *out) {
+    constexpr int gk = 4 / kElem;
     static const uint8_t zeros[kNR * 4] = {};
     for (int64_t g = 0; g < gn; ++g) {
-        const uint8_t *rows[4];
+        const uint8_t *rows[4] = {};
         for (int t = 0; t < gk; ++t) {
             const int64_t k = (g0 + g) * gk + t;
-            rows[t] = k < K ? B + (k * ldb + j0) * elem : zeros;
+            rows[t] = k < K ? b + k * ldb * kElem : nullptr;
         }
-        uint8_t *dst = panel + g * kPanelBytesPerGroup;
-        interleave_rows(rows, gk, elem, nj, dst);
-        if (nj < kNR) std::memset(dst + nj * 4, 0, size_t((kNR - nj) * 4));
+        for (int64_t p = p0; p < p1; ++p) {
+            const int64_t j0 = p * kNR, nj = std::min<int64_t>(kNR, N - j0);
+            const uint8_t *r[4];
+            for (int t = 0; t < gk; ++t) r[t] = rows[t] ? rows[t] + j0 * kElem : zeros;
+            uint8_t *dst = out + ((p - p0) * gn + g) * kPanelBytesPerGroup;
+            const int64_t done = interleave_rows<kElem>(r, nj, dst);
+            if (done < kNR) std::memset(dst + done * 4, 0, size_t((kNR - done) * 4));
+        }
     }
 }
 
@@ -172,13 +205,10 @@ void pack_b_block(lp_kind kind, bool transb, int64_t K, int64_t N, const void *B
             pack_panel_t(elem, K, N, b, ldb, p * kNR, g0, gn, out + (p - p0) * gn * kPanelBytesPerGroup);
         return;
     }
-    // Row-major B: group by group, so each row is read once, left to
-    // right, across all the panels (one page and a few lines per row
-    // instead of one pass per panel).
-    for (int64_t g = 0; g < gn; ++g)
-        for (int64_t p = p0; p < p1; ++p)
-            pack_panel_n(elem, K, N, b, ldb, p * kNR, g0 + g, 1,
-                         out + ((p - p0) * gn + g) * kPanelBytesPerGroup);
+    if (elem == 1)
+        pack_block_n<1>(K, N, b, ldb, p0, p1, g0, gn, out);
+    else
+        pack_block_n<2>(K, N, b, ldb, p0, p1, g0, gn, out);
 }
 
 void b_column_sums(bool transb, int64_t K, int64_t N, const int8_t *B, int64_t ldb, int64_t p0,
