@@ -29,6 +29,19 @@ public:
     // (any row stride): wider tiles stream more contiguous bytes per B row,
     // which is what the small-M, bandwidth-bound calls need.  >= nr().
     virtual int max_n(int m) const { (void)m; return nr(); }
+    // When a row-major B is read in place instead of copied into panels
+    // (gemm/blocking.cpp): up to max_rows rows of C, each kc x panel strip
+    // of B is read from memory by the first row tile and from cache by the
+    // others; kc_cap (0: none) shortens the K blocks then.  The defaults
+    // suit kernels with few accumulators (Highway): beyond 16 rows their
+    // many row tiles re-read strips that a 4 KiB-multiple row stride keeps
+    // out of L1 (measured AVX2, 64x4096x4096: 0.32x oneDNN in place, 0.47x
+    // packed).
+    struct in_place_b_policy {
+        int64_t max_rows = 16;
+        int64_t kc_cap = 64;
+    };
+    virtual in_place_b_policy in_place_b() const { return {}; }
     // Kernel for a tile; 1 <= desc.m <= mr(), 1 <= desc.n <= max_n(desc.m).
     virtual anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const = 0;
     // A kernel for a whole small GEMM (see small_gemm_desc), or

@@ -64,17 +64,18 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     // B is copied into panels when it is transposed or large, except for
     // small M: there every element of B is used by at most a few rows, so
     // the copy would cost as much as the product (it is streamed in place).
-    b.pack_b = !b_prepacked && (transb || (M > kSmallM && K * N > kDirectBBytes / fsz));
+    const backend::in_place_b_policy in_place = be.in_place_b();
+    b.pack_b = !b_prepacked && (transb || (M > in_place.max_rows && K * N > kDirectBBytes / fsz));
 
     // One row tile and nothing to reuse B for: do not split K at all, so C
     // is read and written once (M = 1..mr, weights streamed once).
     const int64_t row_tiles = ceil_div_safe(M, b.mr);
     if (row_tiles <= 1 && b_prepacked) b.kc = std::max<int64_t>(K, 1);
-    if (!b_prepacked && !b.pack_b && M <= kSmallM) {
+    if (!b_prepacked && !b.pack_b && M <= in_place.max_rows && in_place.kc_cap > 0) {
         // B read in place by few rows: short K blocks, so one block of B
         // (kc rows x N) is swept row-block by row-block with a handful of
         // sequential streams instead of K strided ones per panel.
-        b.kc = std::min<int64_t>(b.kc, 64);
+        b.kc = std::min<int64_t>(b.kc, in_place.kc_cap);
     }
     // Spread K evenly over the passes (K = 256 runs as 2 x 128, not
     // 192 + 64): same number of passes over C, no short last pass.
