@@ -93,11 +93,25 @@ void pack_block_n(int64_t K, int64_t N, const uint8_t *b, int64_t ldb, int64_t p
                   int64_t g0, int64_t gn, uint8_t *out) {
     constexpr int gk = 4 / kElem;
     static const uint8_t zeros[kNR * 4] = {};
+    // A task packs only its own columns of each row (a few lines per 4 KiB
+    // page, one page per row), a pattern the hardware prefetchers do not
+    // follow, so every group's loads waited on memory.  Prefetching the
+    // same columns kPrefetchGroups groups ahead keeps them in flight
+    // (measured Zen 5, 1 thread: 16x4096x4096 u8s8s32 212 -> 382 GOP/s,
+    // bf16 104 -> 195 GFLOP/s; 4 and 16 groups ahead gave less).
+    constexpr int64_t kPrefetchGroups = 8;
+    const int64_t seg_begin = p0 * kNR * kElem, seg_end = std::min(p1 * kNR, N) * kElem;
     for (int64_t g = 0; g < gn; ++g) {
         const uint8_t *rows[4] = {};
         for (int t = 0; t < gk; ++t) {
             const int64_t k = (g0 + g) * gk + t;
             rows[t] = k < K ? b + k * ldb * kElem : nullptr;
+        }
+        for (int t = 0; t < gk; ++t) {
+            const int64_t k = (g0 + g + kPrefetchGroups) * gk + t;
+            if (k >= K) break;
+            const uint8_t *row = b + k * ldb * kElem;
+            for (int64_t off = seg_begin; off < seg_end; off += 64) __builtin_prefetch(row + off, 0, 3);
         }
         for (int64_t p = p0; p < p1; ++p) {
             const int64_t j0 = p * kNR, nj = std::min<int64_t>(kNR, N - j0);
