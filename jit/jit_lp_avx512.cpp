@@ -12,7 +12,7 @@ using namespace Xbyak;
 using lowp::lp_kind;
 
 std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
-    static const char *const outs[] = {"", "f32", "bf16", "u8", "s8"};
+    static const char *const outs[] = {"", "f32", "bf16", "u8", "s8", "s32"};
     std::string name = std::string("lp_avx512_") + (d.kind == lp_kind::bf16 ? "bf16" : "u8s8") +
                        "_m" + std::to_string(d.m) + "_nv" + std::to_string(d.nv) + "_acc" +
                        std::to_string(d.accumulate);
@@ -21,7 +21,7 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
     const bool add_early = !(d.epi_ops & lowp::EPI_ADD_LATE);
     static const char *const elt_names[8] = {"", "_gelu_tanh", "_silu", "_sigmoid", "_gelu_erf", "_tanh", "", ""};
     const int elt = (d.epi_ops & lowp::EPI_ELT_MASK) >> 3;
-    if (d.epi_out != lowp::EPI_NONE && d.epi_out <= lowp::EPI_S8)
+    if (d.epi_out != lowp::EPI_NONE && d.epi_out <= lowp::EPI_S32)
         name += std::string("_epi_") + outs[d.epi_out] + (d.epi_flags & lowp::EPI_COMP ? "_comp" : "") +
                 (d.epi_flags & lowp::EPI_SCALE_1 ? "_scale1" : "") +
                 (d.epi_flags & lowp::EPI_SCALE_N ? "_scalen" : "") +
@@ -282,6 +282,7 @@ void jit_lp_avx512::finish_pre(const Zmm &v, int j) {
             vpmulld(z_t1, z_t1, ptr_b[reg_args + offsetof(lp_ukernel_args, col_factor)]);
             vpsubd(v, v, z_t1);
         }
+        if (d_.epi_out == lowp::EPI_S32) return;  // stored as int32: nothing else applies
         vcvtdq2ps(v, v);  // exact int32 -> float, rounded to nearest even
     }
     if (f & lowp::EPI_SCALE_N) {
@@ -327,6 +328,10 @@ void jit_lp_avx512::add_residual(const Zmm &v, int j) {
 }
 
 void jit_lp_avx512::store_converted(const Zmm &v, int j) {
+    if (d_.epi_out == lowp::EPI_S32) {
+        vmovdqu32(ptr[rax + j * kVecBytes] | (j == 0 ? k1 : k2), v);
+        return;
+    }
     // Element bytes of the output (f32 4, bf16 2, u8 / s8 1): 16 lanes each.
     const int ob = d_.epi_out == lowp::EPI_F32 ? 4 : d_.epi_out == lowp::EPI_BF16 ? 2 : 1;
     emit_store_converted(*this, d_.epi_out, ptr[rax + j * 16 * ob] | (j == 0 ? k1 : k2), v, consts_,

@@ -24,7 +24,9 @@ bool valid_epi_ops(const lp_ukernel_desc &d) {
 
 bool valid_shape(const lp_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kMR && d.nv >= 1 && d.nv <= 2 && d.accumulate <= 1 &&
-           (d.kind == lp_kind::bf16 || d.kind == lp_kind::u8s8) && d.epi_out <= EPI_S8 &&
+           (d.kind == lp_kind::bf16 || d.kind == lp_kind::u8s8) && d.epi_out <= EPI_S32 &&
+           (d.epi_out != EPI_S32 ||
+            (d.kind == lp_kind::u8s8 && (d.epi_flags & ~EPI_COMP) == 0 && d.epi_ops == 0)) &&
            d.epi_flags < 128 && valid_epi_ops(d) &&
            !((d.epi_flags & EPI_SCALE_1) && (d.epi_flags & EPI_SCALE_N)) &&
            !((d.epi_flags & EPI_RELU) && (d.epi_flags & EPI_LEAKY)) &&

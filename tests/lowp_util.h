@@ -15,6 +15,7 @@
 
 #include "anvil/anvil.h"
 #include "lowp/lp_ref.h"
+#include "lowp/lp_ukernel.h"
 #include "test_util.h"
 
 namespace lt {
@@ -181,5 +182,27 @@ inline uint16_t bf16_frac(tu::rng &r) {
     return f32_to_bf16(v);
 }
 inline uint16_t bf16_small_int(tu::rng &r) { return f32_to_bf16(float(r.ival(-4, 4))); }
+
+// Arguments of one plain lp kernel call on a tile: A rows a_rs bytes
+// apart, one packed B panel (kNR columns), accumulators kNR wide, one tile
+// and one K segment.
+inline anvil::lowp::lp_ukernel_args tile_args(const uint8_t *a, int64_t a_rs, const uint8_t *b,
+                                              void *acc, int64_t kg, int m, int n,
+                                              bool accumulate) {
+    anvil::lowp::lp_ukernel_args pa{};
+    pa.a = a;
+    pa.a_rs = a_rs;
+    pa.b = b;
+    pa.b_ld = anvil::lowp::kNR * 4;
+    pa.acc = acc;
+    pa.acc_ld = anvil::lowp::kNR;
+    pa.kg = kg;
+    pa.m = m;
+    pa.n = n;
+    pa.accumulate = accumulate ? 1 : 0;
+    pa.m_tiles = 1;
+    pa.k_segs = 1;
+    return pa;
+}
 
 }  // namespace lt

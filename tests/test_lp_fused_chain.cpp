@@ -27,6 +27,7 @@
 #include "lowp/fused_chain.h"
 #include "lowp/lp_backend.h"
 #include "lowp/postops.h"
+#include "lowp_util.h"
 #include "test_util.h"
 
 #if ANVIL_TESTS_HAVE_JIT
@@ -171,19 +172,8 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
             }
         }
     std::vector<float> acc_fused = acc;
-    lowp::lp_ukernel_args pa{};
-    pa.a = a.data();
-    pa.a_rs = a_rs;
-    pa.b = b.data();
-    pa.b_ld = kNR * 4;
-    pa.acc = acc.data();
-    pa.acc_ld = kNR;
-    pa.kg = kg;
-    pa.m = m;
-    pa.n = n;
-    pa.accumulate = accumulate ? 1 : 0;
-    pa.m_tiles = 1;
-    pa.k_segs = 1;
+    lowp::lp_ukernel_args pa =
+        lt::tile_args(a.data(), a_rs, b.data(), acc.data(), kg, m, n, accumulate);
     plain.fn(&pa);
     const void *srcs[2] = {nullptr, nullptr};
     if (fc.binary_op >= 0) srcs[fc.binary_op] = res;

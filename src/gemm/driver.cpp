@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 
+#include "cache/call_memo.h"
 #include "cache/kernel_cache.h"
 #include "common/memory.h"
 #include "gemm/pack.h"
@@ -244,53 +245,14 @@ anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s)
     return anvil_success;
 }
 
-// A thread's most recent setups (a small LRU, like a JIT dispatcher's
-// handle cache): a repeated shape skips blocking and kernel lookups.  The
-// kernels it holds stay alive until the entry is replaced.
-class setup_memo {
-public:
-    static constexpr int kEntries = 4;
-    anvil_status_t find_or_prepare(const backend &be, const sgemm_problem &p,
-                                   const call_setup **out) {
-        const setup_key key = make_key(be, p);
-        for (int i = 0; i < kEntries; ++i) {
-            slot &e = slots_[i];
-            if (e.valid && e.key == key) {
-                e.stamp = ++clock_;
-                cache::note_front_hit();
-                *out = &e.setup;
-                return anvil_success;
-            }
-        }
-        slot *victim = &slots_[0];
-        for (int i = 1; i < kEntries; ++i)
-            if (slots_[i].stamp < victim->stamp) victim = &slots_[i];
-        victim->valid = false;
-        anvil_status_t st = prepare(be, p, &victim->setup);
-        if (st != anvil_success) return st;
-        victim->key = key;
-        victim->valid = true;
-        victim->stamp = ++clock_;
-        *out = &victim->setup;
-        return anvil_success;
-    }
-
-private:
-    struct slot {
-        bool valid = false;
-        uint64_t stamp = 0;
-        setup_key key{};
-        call_setup setup;
-    };
-    slot slots_[kEntries];
-    uint64_t clock_ = 0;
-};
-
-thread_local setup_memo t_memo;
+// A thread's most recent setups (cache/call_memo.h).  The kernels an entry
+// holds stay alive until it is replaced.
+thread_local cache::call_memo<setup_key, call_setup> t_memo;
 
 anvil_status_t find_or_prepare(const backend &be, const sgemm_problem &p,
                                const call_setup **out) {
-    return t_memo.find_or_prepare(be, p, out);
+    return t_memo.find_or_make(
+        make_key(be, p), [&](call_setup *s) { return prepare(be, p, s); }, out);
 }
 
 // Points args at A(row0, pc) for a tile of h rows: the tile's packed panel

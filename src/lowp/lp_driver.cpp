@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cache/call_memo.h"
 #include "cache/kernel_cache.h"
 #include "cpu/isa.h"
 #include "lowp/lp_inplace.h"
@@ -143,57 +144,30 @@ lp_blocking choose_call_blocking(const lp_backend &be, const lp_problem &p) {
     return b;
 }
 
-// The calling thread's last few setups, least recently used replaced
-// first.  Entries hold their kernels alive; cache::clear() bumps the epoch,
-// so no entry outlives a cleared cache.
-class lp_setup_memo {
-public:
-    static constexpr int kEntries = 4;
-    anvil_status_t find_or_make(const lp_backend &be, const lp_problem &p,
-                                const lp_epilogue &epi, const lp_setup **out) {
-        lp_setup_key key;
-        key.be = &be;
-        key.cache_epoch = cache::epoch();
-        key.M = p.M;
-        key.N = p.N;
-        key.K = p.K;
-        key.nthreads = threading::num_threads();
-        key.kind = p.kind;
-        key.fusable = be.supports_fused_epilogue() && epi.fused_bits(&key.out, &key.flags, &key.ops);
-        slot *victim = &slots_[0];
-        for (slot &e : slots_) {
-            if (e.valid && e.key == key) {
-                e.stamp = ++clock_;
-                cache::note_front_hit();
-                *out = &e.setup;
-                return anvil_success;
-            }
-            if (e.stamp < victim->stamp) victim = &e;
-        }
-        victim->valid = false;
-        victim->setup.b = choose_call_blocking(be, p);
-        victim->setup.ks = kernel_set();
-        const anvil_status_t st = fetch_kernels(be, p, victim->setup.b, epi, &victim->setup.ks);
-        if (st != anvil_success) return st;
-        victim->key = key;
-        victim->valid = true;
-        victim->stamp = ++clock_;
-        *out = &victim->setup;
-        return anvil_success;
-    }
+// The calling thread's last few setups (cache/call_memo.h); cache::clear()
+// bumps the epoch in the key, so no entry outlives a cleared cache.
+thread_local cache::call_memo<lp_setup_key, lp_setup> t_setup_memo;
 
-private:
-    struct slot {
-        bool valid = false;
-        uint64_t stamp = 0;
-        lp_setup_key key;
-        lp_setup setup;
-    };
-    slot slots_[kEntries];
-    uint64_t clock_ = 0;
-};
-
-thread_local lp_setup_memo t_setup_memo;
+anvil_status_t find_or_make_setup(const lp_backend &be, const lp_problem &p,
+                                  const lp_epilogue &epi, const lp_setup **out) {
+    lp_setup_key key;
+    key.be = &be;
+    key.cache_epoch = cache::epoch();
+    key.M = p.M;
+    key.N = p.N;
+    key.K = p.K;
+    key.nthreads = threading::num_threads();
+    key.kind = p.kind;
+    key.fusable = be.supports_fused_epilogue() && epi.fused_bits(&key.out, &key.flags, &key.ops);
+    return t_setup_memo.find_or_make(
+        key,
+        [&](lp_setup *s) {
+            s->b = choose_call_blocking(be, p);
+            s->ks = kernel_set();
+            return fetch_kernels(be, p, s->b, epi, &s->ks);
+        },
+        out);
+}
 
 struct packed_a {
     const uint8_t *rows = nullptr;  // row i at rows + i * row_bytes
@@ -392,7 +366,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     if (p.zero_product) {
         zb = choose_call_blocking(be, p);
     } else {
-        const anvil_status_t st = t_setup_memo.find_or_make(be, p, epi, &setup);
+        const anvil_status_t st = find_or_make_setup(be, p, epi, &setup);
         if (st != anvil_success) return st;
     }
     const lp_blocking &b = setup ? setup->b : zb;

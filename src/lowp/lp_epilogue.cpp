@@ -100,6 +100,35 @@ int32_t round_saturate(double v) {
 
 }  // namespace
 
+bool s32_blas_epilogue::fused_bits(uint8_t *out, uint8_t *flags, uint8_t *ops) const {
+    // apply() then writes compensate()'s wrapping int32 straight to C; with
+    // bo = 0 its row term K * ao * bo - bo * rowsum is zero.
+    const bool bare = integer_path_ && beta_ == 0.0f && ok_ == offset_kind::fixed &&
+                      co_[0] == 0 && bo_ == 0;
+    if (!bare) return false;
+    *out = EPI_S32;
+    *flags = needs_colsum ? EPI_COMP : 0;
+    *ops = EPI_ADD_NONE;
+    return true;
+}
+
+void s32_blas_epilogue::fused_args(int64_t i, int64_t j, int64_t n, const int32_t *colsum,
+                                   lp_ukernel_args *a) const {
+    int32_t *c = c_ + i * ldc_ + j;
+    a->dst = reinterpret_cast<uint8_t *>(c);
+    a->dst_ld = ldc_ * int64_t(sizeof(int32_t));
+    a->colsum = colsum;
+    a->col_factor = a_shift_ + ao_;
+    a->scales = nullptr;
+    a->bias = nullptr;
+    a->zero_point = 0.0f;
+    a->alpha = 0.0f;
+    a->binary = nullptr;
+    a->binary_ld = 0;
+    a->store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
+    a->store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
+}
+
 void s32_blas_epilogue::apply(const lp_block &blk) const {
     // dot = raw - (a_shift + ao) * colsum[j] - bo * rowsum[i] + K * ao * bo,
     // all modulo 2^32 as the accumulator itself.  Each step is its own

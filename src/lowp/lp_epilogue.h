@@ -82,6 +82,11 @@ public:
     s32_blas_epilogue(float alpha, float beta, int32_t *C, int64_t ldc, offset_kind ok,
                       const int32_t *co, int32_t ao, int32_t bo, int32_t a_shift, int64_t K);
     void apply(const lp_block &blk) const override;
+    // The bare product (alpha 1, beta 0, no C offset, bo = 0) fuses: the
+    // kernels store acc - (a_shift + ao) * colsum as int32 (EPI_S32).
+    bool fused_bits(uint8_t *out, uint8_t *flags, uint8_t *ops) const override;
+    void fused_args(int64_t i, int64_t j, int64_t n, const int32_t *colsum,
+                    lp_ukernel_args *a) const override;
 
 private:
     float alpha_, beta_;

@@ -118,7 +118,10 @@ struct lp_ukernel_args {
 };
 
 // desc.epi_out: what the fused epilogue stores (0: none, acc as above).
-enum : uint8_t { EPI_NONE = 0, EPI_F32 = 1, EPI_BF16 = 2, EPI_U8 = 3, EPI_S8 = 4 };
+// EPI_S32 (u8s8 only, no flag but EPI_COMP, no epi_ops): the int32
+// acc - col_factor * colsum[c] itself, wrapping modulo 2^32 as the
+// accumulator (the BLAS-style int8 call with alpha 1, beta 0, no offsets).
+enum : uint8_t { EPI_NONE = 0, EPI_F32 = 1, EPI_BF16 = 2, EPI_U8 = 3, EPI_S8 = 4, EPI_S32 = 5 };
 // desc.epi_flags
 enum : uint8_t {
     EPI_COMP = 1,
