@@ -70,6 +70,8 @@ struct int8_params {
     float alpha = 1, beta = 0;
     int32_t ao = 0, bo = 0;
     bool full_range = false;  // A and B over the whole u8/s8 range
+    bool co_zero = false;     // C offsets all zero (with 'F', alpha 1, beta 0, bo 0: the
+                              // bare product, which the JIT kernels store themselves)
     bool vs_onednn = true;
 };
 
@@ -95,7 +97,7 @@ void run_int8(const shape &s, const int8_params &q, uint64_t seed) {
         for (int64_t j = 0; j < s.N; ++j) C0[size_t(i * ldc + j)] = int32_t(r.ival(-1000, 1000));
     const int64_t nco = q.offsetc == 'F' ? 1 : q.offsetc == 'C' ? s.M : s.N;
     std::vector<int32_t> co(static_cast<size_t>(nco));
-    for (auto &v : co) v = int32_t(r.ival(-50, 50));
+    for (auto &v : co) v = q.co_zero ? 0 : int32_t(r.ival(-50, 50));
 
     std::vector<int32_t> C = C0;
     anvil_status_t st;
@@ -173,6 +175,26 @@ TEST_CASE("lowp int8: u8s8s32 and s8s8s32 match oneDNN and the reference over th
                 q.beta = kAB[seed % 5][1];
                 q.ao = seed % 4 == 1 ? (q.a_signed ? -3 : 5) : 0;
                 q.bo = seed % 4 >= 2 ? -2 : 0;
+                run_int8(s, q, seed++);
+            }
+}
+
+// The random offsets above almost never give the bare product (alpha 1,
+// beta 0, fixed offset 0, bo 0), the case whose int32 C the JIT kernels of
+// the last K block store directly (lowp::EPI_S32):
+// every shape mix again in that form, with and without an A zero point
+// (with one, the column-sum compensation runs in the kernels), full-range
+// data so the int32 sums use every bit.
+TEST_CASE("lowp int8: the bare product (alpha 1, beta 0, no offsets) over the shape mixes") {
+    uint64_t seed = 500;
+    for (int sgn = 0; sgn < 2; ++sgn)
+        for (int trans = 0; trans < 4; ++trans)
+            for (const shape &s : shape_mix(trans, 16, 500 + trans + 10 * sgn)) {
+                int8_params q;
+                q.a_signed = sgn != 0;
+                q.co_zero = true;
+                q.full_range = seed % 2 == 0;
+                q.ao = seed % 3 == 1 ? (q.a_signed ? -3 : 5) : 0;
                 run_int8(s, q, seed++);
             }
 }
