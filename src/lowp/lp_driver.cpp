@@ -127,11 +127,13 @@ struct lp_setup_key {
     int64_t M = 0, N = 0, K = 0;
     int nthreads = 0;
     lp_kind kind = lp_kind::bf16;
+    bool prepacked = false;  // choose_lp_blocking's M block depends on it
     bool fusable = false;
     uint8_t out = 0, flags = 0, ops = 0;
     bool operator==(const lp_setup_key &o) const {
         return be == o.be && cache_epoch == o.cache_epoch && M == o.M && N == o.N && K == o.K &&
-               nthreads == o.nthreads && kind == o.kind && fusable == o.fusable &&
+               nthreads == o.nthreads && kind == o.kind && prepacked == o.prepacked &&
+               fusable == o.fusable &&
                out == o.out && flags == o.flags && ops == o.ops;
     }
 };
@@ -158,6 +160,7 @@ anvil_status_t find_or_make_setup(const lp_backend &be, const lp_problem &p,
     key.K = p.K;
     key.nthreads = threading::num_threads();
     key.kind = p.kind;
+    key.prepacked = p.packed_b != nullptr;
     key.fusable = be.supports_fused_epilogue() && epi.fused_bits(&key.out, &key.flags, &key.ops);
     return t_setup_memo.find_or_make(
         key,
