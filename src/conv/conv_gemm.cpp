@@ -304,10 +304,14 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
 
 // len consecutive output pixels from global pixel q0, all of one output
 // row or all of a 1x1 convolution's contiguous unit, with a fused
-// epilogue: tile i's A starts at a0 + i * mr * a_rs (rows a_rs apart), and
-// each panel takes one kernel call for all whole mr-row tiles
-// (args.m_tiles) and one for the rest, each reducing over the calls
-// [s_first, s_last] as K segments (a single call when there is one).
+// epilogue.  The pixels split into ceil(len / mr) near-equal tiles (the
+// first `extra` a row taller), and each panel takes one kernel call per
+// tile height (args.m_tiles; tile i's A starts i tiles of rows a_rs apart
+// further on), each reducing over the calls [s_first, s_last] as K segments
+// (a single call when there is one).  Near-equal, not mr-row tiles and a
+// rest: a 14-pixel row as 12 + 2 leaves the 2-row tile 4 accumulator
+// chains, too few to hide the dot-product latency, and it costs about as
+// much as a 6-row one (bf16 res4a_branch2b at 77% of peak); 7 + 7 keeps 14.
 // Small K (1x1 convolutions over 16..32 channels, the IC = 3 first layers)
 // makes a tile a few dozen cycles of arithmetic, so the per-call cost of
 // the tile-by-tile walk would otherwise dominate.
@@ -319,7 +323,8 @@ void run_row_tiles(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q
     const int mr = c.k->mr;
     const uint8_t *wg = c.weights + grp * p.group_bytes;
     const int64_t kcall = p.fold_kw ? g.KW * p.ICgp : p.ICgp;  // K per segment
-    const int64_t full = len / mr, rest = len % mr;
+    const int64_t tiles = ceil_div(len, mr);
+    const int64_t base = len / tiles, extra = len % tiles;
     for (int64_t pn = p0; pn < p1; ++pn) {
         const int64_t w = panel_width(p, pn);
         const int nv = int(ceil_div(w, 16));
@@ -333,21 +338,22 @@ void run_row_tiles(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q
         a.n = w;
         a.k_segs = s_last - s_first + 1;
         a.a_seg_rs = c.seg_rs;
-        if (full > 0) {
-            a.a = a0;
-            a.m = mr;
-            a.m_tiles = full;
-            a.a_tile_rs = mr * a_rs;
-            c.fused[0][mr][nv](&a);
+        a.a = a0;
+        if (extra > 0) {  // the taller tiles first
+            a.m = base + 1;
+            a.m_tiles = extra;
+            a.a_tile_rs = a.m * a_rs;
+            c.fused[0][a.m][nv](&a);
         }
-        if (rest > 0) {
-            const int64_t r0 = full * mr;
+        if (tiles > extra) {
+            const int64_t r0 = extra * (base + 1);
             a.a = a0 + r0 * a_rs;
-            a.m = rest;
-            a.m_tiles = 1;
+            a.m = base;
+            a.m_tiles = tiles - extra;
+            a.a_tile_rs = base * a_rs;
             a.dst += r0 * a.dst_ld;
             if (a.binary) a.binary += r0 * a.binary_ld;
-            c.fused[0][rest][nv](&a);
+            c.fused[0][a.m][nv](&a);
         }
     }
 }
