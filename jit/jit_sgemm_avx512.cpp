@@ -1,6 +1,7 @@
 #include "jit/jit_sgemm_avx512.h"
 
 #include <cstddef>
+#include <vector>
 
 namespace anvil::jit {
 
@@ -13,7 +14,7 @@ std::string jit_sgemm_avx512::kernel_name(const gemm::ukernel_desc &d) {
     static const char *betas[] = {"b0", "b1", "bx"};
     return "anvil_sgemm_avx512_m" + std::to_string(d.m) + "n" + std::to_string(d.n) +
            (d.a == a_access::row_major ? "_arow" : "_acol") + "_" + betas[int(d.beta)] +
-           (d.alpha_one ? "" : "_alpha");
+           (d.alpha_one ? "" : "_alpha") + ((d.flags & gemm::kUkFlagKSegments) ? "_kseg" : "");
 }
 
 std::string jit_sgemm_avx512::kernel_name(const gemm::small_gemm_desc &d) {
@@ -24,12 +25,13 @@ std::string jit_sgemm_avx512::kernel_name(const gemm::small_gemm_desc &d) {
 }
 
 jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
-    : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major) {
+    : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major),
+      k_segments_(row_major_ && (d.flags & gemm::kUkFlagKSegments) != 0) {
     set_tile(d.m, d.n, 0, 0);
-    if (row_major_ && m_ > 10)
-        preamble({rbx, reg_b_pf});
-    else
-        preamble({reg_b_pf});
+    std::vector<Reg64> saved{reg_b_pf};
+    if (row_major_ && m_ > 10) saved.push_back(rbx);
+    if (k_segments_) saved.insert(saved.end(), {reg_segs, reg_seg_a});
+    preamble(saved);
     emit_tile();
     postamble();
 }
@@ -67,8 +69,35 @@ void jit_sgemm_avx512::set_tile(int m, int n, int row0, int col0) {
 void jit_sgemm_avx512::emit_tile() {
     load_args();
     zero_accumulators();
-    k_loop();
+    if (k_segments_)
+        segment_loop();
+    else
+        k_loop();
     store_c();
+}
+
+// args.k_segs K loops into the same accumulators (at least one); before
+// each further one, A moves a_seg_rs on (the row base registers follow)
+// and K restarts, while B and its prefetch stream simply continue.
+void jit_sgemm_avx512::segment_loop() {
+    Label seg_loop, done;
+    mov(reg_segs, ptr[reg_args + offsetof(ukernel_args, k_segs)]);
+    mov(reg_seg_a, 1);
+    cmp(reg_segs, 1);
+    cmovl(reg_segs, reg_seg_a);  // 0 (the default) or a bad count: one segment
+    mov(reg_seg_a, reg_a);
+    L(seg_loop);
+    k_loop();
+    dec(reg_segs);
+    jz(done, T_NEAR);
+    mov(reg_k, ptr[reg_args + offsetof(ukernel_args, a_seg_rs)]);
+    shl(reg_k, 2);
+    add(reg_seg_a, reg_k);
+    mov(reg_a, reg_seg_a);
+    set_row_bases();
+    mov(reg_k, ptr[reg_args + offsetof(ukernel_args, k)]);
+    jmp(seg_loop, T_NEAR);
+    L(done);
 }
 
 Address jit_sgemm_avx512::a_addr(int i, int u) {
@@ -166,15 +195,19 @@ void jit_sgemm_avx512::load_args() {
                                              : offsetof(ukernel_args, a_cs))]);
     shl(reg_astr, 2);
     lea(reg_astr3, ptr[reg_astr + reg_astr * 2]);
-    if (row_major_ && m_ > 5) {
-        lea(reg_a5, ptr[reg_a + reg_astr * 4]);
-        add(reg_a5, reg_astr);
-        if (m_ > 10) {
-            lea(reg_a10, ptr[reg_a5 + reg_astr * 4]);
-            add(reg_a10, reg_astr);
-        }
-    }
+    set_row_bases();
     mov(reg_k, ptr[reg_args + offsetof(ukernel_args, k)]);
+}
+
+// Row-major A: the bases of rows 5..9 and 10..11 from reg_a (row 0).
+void jit_sgemm_avx512::set_row_bases() {
+    if (!row_major_ || m_ <= 5) return;
+    lea(reg_a5, ptr[reg_a + reg_astr * 4]);
+    add(reg_a5, reg_astr);
+    if (m_ > 10) {
+        lea(reg_a10, ptr[reg_a5 + reg_astr * 4]);
+        add(reg_a10, reg_astr);
+    }
 }
 
 // base += rows * stride + bytes (stride in a register, rows and bytes

@@ -47,7 +47,9 @@ private:
     void zero_accumulators();
     void k_step(int u);
     void advance(int steps);
+    void set_row_bases();
     void k_loop();
+    void segment_loop();
     void store_c();
 
     gemm::a_access a_;
@@ -56,6 +58,7 @@ private:
     int m_ = 0, n_ = 0, nv_ = 0, n_bcast_ = 0;
     int row0_ = 0, col0_ = 0;  // tile offset (whole-GEMM kernels)
     bool row_major_;
+    bool k_segments_ = false;  // args.k_segs K loops per call (kUkFlagKSegments)
     bool whole_ = false;       // a whole-GEMM kernel (several tiles)
 
     // GPR map (System V: the args pointer arrives in rdi).
@@ -71,6 +74,8 @@ private:
     const Xbyak::Reg64 reg_a10 = rbx;    // row_major: rows 10..11 base (callee-saved)
     const Xbyak::Reg64 reg_tmp = r12;    // offset arithmetic (callee-saved)
     const Xbyak::Reg64 reg_b_pf = r13;   // B, kPrefetchRows rows ahead (callee-saved)
+    const Xbyak::Reg64 reg_segs = r14;   // K segments left (callee-saved)
+    const Xbyak::Reg64 reg_seg_a = r15;  // A of the current segment (callee-saved)
     static constexpr int kPrefetchRows = 8;
 };
 

@@ -25,10 +25,14 @@ public:
     // 128x11008x4096 0.87x -> 1.01x, 256 rows worse in place), with the
     // L1-sized K blocks (short ones cost 10-20% at M = 4..16).
     in_place_b_policy in_place_b() const override { return {128, 0}; }
+    bool supports_k_segments() const override { return true; }
 
     anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const override {
         if (desc.m < 1 || desc.m > mr() || desc.n < 1 || desc.n > max_n(desc.m))
             return anvil_invalid_argument;
+        if ((desc.flags & ~kUkFlagKSegments) != 0 ||
+            ((desc.flags & kUkFlagKSegments) && desc.a != a_access::row_major))
+            return anvil_unsupported;
         ukernel_desc d = desc;
         d.tier = uint8_t(anvil_isa_avx512_core);
         return lookup(d, "sgemm:", 0, out);

@@ -102,7 +102,7 @@ struct call_ctx {
     const uint8_t *src;      // view or the caller's source
     bool contiguous;         // pixels map 1:1 to source pixels (1x1, stride 1, no padding)
     bool row_tiles;          // fused and one call per tile (K segments): run_row_tiles
-    bool k_segments;         // the lp kernels reduce over a tile's kernel rows in one call
+    bool k_segments;         // the kernels reduce over a tile's kernel rows in one call
     int64_t seg_rs;          // bytes between those rows' A (k_segments)
     int64_t units;           // pixel units: output rows, or chunks of tiles
     int64_t unit_pixels;     // pixels per chunk (contiguous, im2col_all)
@@ -279,6 +279,16 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             const int64_t n = std::min<int64_t>(c.k->nrb, w - c0);
             a.n = n;
             a.c = out + c0;
+            if (c.k_segments && !t.im2col) {
+                // One call reduces over all the kernel rows.
+                a.a = reinterpret_cast<const float *>(t.a + a_off(s_first));
+                a.b = panel + s_first * kcall * kConvNR + c0;
+                a.k_segs = s_last - s_first + 1;
+                a.a_seg_rs = c.seg_rs / 4;
+                a.beta = 0.0f;
+                c.k->f32[0][t.m][n](&a);
+                continue;
+            }
             for (int64_t s = s_first; s <= s_last; ++s) {
                 const int acc = s > s_first;
                 a.a = reinterpret_cast<const float *>(t.a + a_off(s));
@@ -517,6 +527,9 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
     k->backend_name = be.name();
     k->mr = std::min(be.mr(), kConvMaxMR);
     k->nrb = std::min(be.nr(), kConvNR);
+    // The beta = 0 kernels take K segments when the backend has them (with
+    // k_segs = 0 they are plain tile kernels).
+    k->k_segments = be.supports_k_segments();
     bool n_needed[kConvNR + 1] = {};
     for (int64_t pn = 0; pn < p.np; ++pn) {
         const int64_t w = panel_width(p, pn);
@@ -533,6 +546,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                 d.a = gemm::a_access::row_major;
                 d.beta = beta ? gemm::beta_kind::one : gemm::beta_kind::zero;
                 d.alpha_one = 1;
+                if (!beta && k->k_segments) d.flags = gemm::kUkFlagKSegments;
                 gemm::ukernel_ref ref;
                 const anvil_status_t st = be.get(d, &ref);
                 if (st != anvil_success) return st;
@@ -613,8 +627,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     }
     // A tile's calls are its kernel rows (fold_kw, or KW = 1), a source row
     // apart: kernels with K segments reduce over them in one call.
-    c.k_segments = p.path == conv_path::gemm_lp && k.k_segments && !p.im2col_all &&
-                   (p.fold_kw || g.KW == 1);
+    c.k_segments = k.k_segments && !p.im2col_all && (p.fold_kw || g.KW == 1);
     c.seg_rs = (g.DH + 1) * p.Wp * p.Cv * p.eb;
     // With one call per tile, fused kernels walk many tiles per call: a
     // contiguous 1x1 convolution's unit, or an output row.

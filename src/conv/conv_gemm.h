@@ -32,7 +32,7 @@ struct conv_gemm_kernels {
     // lp kernels with the chain fused into their store (JIT AVX-512, chains
     // without post-ops): [bias given][accumulate][m][nv]; null when not used.
     bool fused = false;
-    bool k_segments = false;  // lp kernels honour args.k_segs
+    bool k_segments = false;  // the kernels honour k_segs (lp: all; f32: the beta = 0 ones)
     lowp::lp_ukernel_fn lp_fused[2][2][kConvMaxMR + 1][3] = {};
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::string backend_name;

@@ -1,5 +1,6 @@
 #include "conv/conv_plan.h"
 
+#include "gemm/backend.h"
 #include "lowp/lp_backend.h"
 #include "lowp/lp_pack.h"
 
@@ -40,8 +41,9 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     const int64_t calls_per_tile = p->fold_kw ? g.KH : g.taps();
     // Kernels that reduce over a tile's kernel rows in one call (K
     // segments: fold_kw, or KW = 1) pay that setup once, not per row.
-    const bool one_call = !f32 && (p->fold_kw || g.KW == 1) &&
-                          lowp::select_lp_backend(p->lp).supports_k_segments();
+    const bool one_call = (p->fold_kw || g.KW == 1) &&
+                          (f32 ? gemm::select_backend().supports_k_segments()
+                               : lowp::select_lp_backend(p->lp).supports_k_segments());
     p->im2col_all = k_per_call < (f32 ? kMinInPlaceKF32 : kMinInPlaceK) && calls_per_tile > 1 && !one_call;
     // Spatial padding is materialised too: one pass over the source costs
     // less than gathering the edge pixels (a quarter of a 14 x 14 map) one

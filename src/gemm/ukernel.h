@@ -44,6 +44,16 @@ struct ukernel_args {
     // panel's block when the current one is already in L1; nullptr means
     // "b, a few rows ahead".  Kernels never read it architecturally.
     const float *b_next;
+    // K segments (kernels made with kUkFlagKSegments only; 0 or 1: one).
+    // A call with k_segs = S reduces over S * k rows of B: segment s reads
+    // A(i, k') at a + s * a_seg_rs + i * a_rs + k' (k' < k) and B rows
+    // s * k .. s * k + k - 1 (B simply continues), all into the same
+    // accumulators, in that order, before the one alpha / beta store -- the
+    // batch-reduce over a convolution's kernel rows, whose A rows lie a
+    // source row apart.  Bitwise the same as S calls accumulating with
+    // beta = 1 (the contract's order is kept: increasing k over all rows).
+    int64_t k_segs;
+    int64_t a_seg_rs;  // elements between the A of consecutive segments
 };
 
 using ukernel_fn = void (*)(const ukernel_args *);
@@ -69,13 +79,17 @@ struct ukernel_desc {
     uint8_t tier;      // anvil_isa_t the kernel was made for
     uint8_t m;         // rows (1..MR)
     uint8_t n;         // columns (1..nr of the backend)
-    uint8_t flags;     // 0; reserved
+    uint8_t flags;     // kUkFlag* (0: a plain tile kernel)
     a_access a;
     beta_kind beta;
     uint8_t alpha_one; // 1 when alpha == 1 is known (skips the multiply)
     uint8_t reserved;  // 0; post-op chain id in later versions
 };
 static_assert(sizeof(ukernel_desc) == 8, "ukernel_desc must stay 8 packed bytes");
+
+// ukernel_desc.flags: the kernel honours args.k_segs / a_seg_rs (row-major
+// A only; backends whose supports_k_segments() is true).
+constexpr uint8_t kUkFlagKSegments = 1;
 
 // A whole small GEMM in one JIT call (the LIBXSMM-style path for tiny
 // shapes): C (M x N) = alpha * A * B + beta * C with A and B read in place,

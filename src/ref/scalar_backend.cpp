@@ -12,7 +12,8 @@ public:
     // Small blocks: the scalar loops gain nothing from larger ones.
     int mr() const override { return 4; }
     int nr() const override { return 16; }
-    anvil_status_t get(const ukernel_desc &, ukernel_ref *out) const override {
+    anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const override {
+        if (desc.flags != 0) return anvil_unsupported;  // no K segments here
         out->fn = ref::sgemm_ukernel;
         out->keep_alive.reset();
         out->name = "scalar_sgemm_generic";
