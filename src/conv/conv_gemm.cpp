@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "fallback/hwy_expand.h"
 #include "lowp/fused_chain.h"
 #include "lowp/lp_pack.h"
 #include "lowp/lp_scratch.h"
@@ -62,36 +63,8 @@ void fill_view(const conv_plan &p, const uint8_t *src, int32_t zero_point, uint8
             return;
         }
         // Per pixel and group: ICg values (shifted for s8), then zeros.
-        const int64_t icb = g.ICg * eb, icpb = p.ICgp * eb;
-        const int64_t count = g.IW * g.G;
-        const uint8_t x = shift ? 0x80 : 0;
-        int64_t px = 0;
-        if (icpb == 4 || icpb == 8) {
-            // Whole words: load icpb bytes (the next pixels' first ones
-            // included), keep the first icb, shift, store -- while the load
-            // stays inside the source row (count * icb bytes; with one
-            // channel per group a word spans up to 4 or 8 pixels).
-            const uint64_t keep = icb >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * icb)) - 1;
-            const uint64_t flip = 0x8080808080808080ull & keep & (shift ? ~uint64_t(0) : 0);
-            if (icpb == 4)
-                for (; px * icb + 4 <= count * icb; ++px, in += icb, o += 4) {
-                    uint32_t w;
-                    std::memcpy(&w, in, 4);
-                    w = (w & uint32_t(keep)) ^ uint32_t(flip);
-                    std::memcpy(o, &w, 4);
-                }
-            else
-                for (; px * icb + 8 <= count * icb; ++px, in += icb, o += 8) {
-                    uint64_t w;
-                    std::memcpy(&w, in, 8);
-                    w = (w & keep) ^ flip;
-                    std::memcpy(o, &w, 8);
-                }
-        }
-        for (; px < count; ++px, in += icb, o += icpb) {
-            for (int64_t i = 0; i < icb; ++i) o[i] = uint8_t(in[i] ^ x);
-            for (int64_t i = icb; i < icpb; ++i) o[i] = 0;
-        }
+        fallback::expand_pixels(in, g.IW * g.G, int(g.ICg * eb), int(p.ICgp * eb),
+                                shift ? uint8_t(0x80) : uint8_t(0), o);
     });
 }
 
