@@ -14,7 +14,8 @@ std::string jit_sgemm_avx512::kernel_name(const gemm::ukernel_desc &d) {
     static const char *betas[] = {"b0", "b1", "bx"};
     return "anvil_sgemm_avx512_m" + std::to_string(d.m) + "n" + std::to_string(d.n) +
            (d.a == a_access::row_major ? "_arow" : "_acol") + "_" + betas[int(d.beta)] +
-           (d.alpha_one ? "" : "_alpha") + ((d.flags & gemm::kUkFlagKSegments) ? "_kseg" : "");
+           (d.alpha_one ? "" : "_alpha") + ((d.flags & gemm::kUkFlagKSegments) ? "_kseg" : "") +
+           ((d.flags & gemm::kUkFlagRowTiles) ? "_tiles" : "");
 }
 
 std::string jit_sgemm_avx512::kernel_name(const gemm::small_gemm_desc &d) {
@@ -26,13 +27,17 @@ std::string jit_sgemm_avx512::kernel_name(const gemm::small_gemm_desc &d) {
 
 jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
     : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major),
-      k_segments_(row_major_ && (d.flags & gemm::kUkFlagKSegments) != 0) {
+      k_segments_(row_major_ && (d.flags & gemm::kUkFlagKSegments) != 0),
+      row_tiles_(row_major_ && (d.flags & gemm::kUkFlagRowTiles) != 0) {
     set_tile(d.m, d.n, 0, 0);
     std::vector<Reg64> saved{reg_b_pf};
     if (row_major_ && m_ > 10) saved.push_back(rbx);
     if (k_segments_) saved.insert(saved.end(), {reg_segs, reg_seg_a});
     preamble(saved);
-    emit_tile();
+    if (row_tiles_)
+        tile_loop();
+    else
+        emit_tile();
     postamble();
 }
 
@@ -74,6 +79,43 @@ void jit_sgemm_avx512::emit_tile() {
     else
         k_loop();
     store_c();
+}
+
+// args.m_tiles tiles (at least one) with the same B: tile t's A starts
+// t * a_tile_rs elements and its C t * m rows further on.  Both, and the
+// count, live in a small stack frame (every GPR is taken by the tile).
+void jit_sgemm_avx512::tile_loop() {
+    Label loop;
+    sub(rsp, kTileFrame);
+    mov(rax, ptr[reg_args + offsetof(ukernel_args, a)]);
+    mov(ptr[rsp + kTileA], rax);
+    mov(rax, ptr[reg_args + offsetof(ukernel_args, c)]);
+    mov(ptr[rsp + kTileC], rax);
+    mov(rax, ptr[reg_args + offsetof(ukernel_args, m_tiles)]);
+    mov(reg_k, 1);
+    cmp(rax, 1);
+    cmovl(rax, reg_k);  // 0 (the default) or a bad count: one tile
+    mov(ptr[rsp + kTilesLeft], rax);
+    L(loop);
+    emit_tile();
+    mov(rax, ptr[reg_args + offsetof(ukernel_args, a_tile_rs)]);
+    shl(rax, 2);
+    add(ptr[rsp + kTileA], rax);
+    mov(rax, ptr[reg_args + offsetof(ukernel_args, ldc)]);
+    imul(rax, rax, m_ * 4);
+    add(ptr[rsp + kTileC], rax);
+    dec(qword[rsp + kTilesLeft]);
+    jnz(loop, T_NEAR);
+    add(rsp, kTileFrame);
+}
+
+// Where the tile's A and C pointers come from: the args, or the row-tile
+// frame.
+Address jit_sgemm_avx512::a_source() {
+    return row_tiles_ ? ptr[rsp + kTileA] : ptr[reg_args + offsetof(ukernel_args, a)];
+}
+Address jit_sgemm_avx512::c_source() {
+    return row_tiles_ ? ptr[rsp + kTileC] : ptr[reg_args + offsetof(ukernel_args, c)];
 }
 
 // args.k_segs K loops into the same accumulators (at least one); before
@@ -152,7 +194,7 @@ void jit_sgemm_avx512::load_args() {
     // (C is revisited once per K block and is usually out of L1 by then;
     // whole-GEMM kernels' C is small and hot, so they skip this).
     if (!whole_) {
-        mov(reg_a5, ptr[reg_args + offsetof(ukernel_args, c)]);
+        mov(reg_a5, c_source());
         mov(reg_astr, ptr[reg_args + offsetof(ukernel_args, ldc)]);
         shl(reg_astr, 2);
         for (int i = 0; i < m_; ++i) {
@@ -181,7 +223,7 @@ void jit_sgemm_avx512::load_args() {
     }
     lea(reg_b_pf, ptr[reg_b + reg_bld * kPrefetchRows]);
     L(have_hint);
-    mov(reg_a, ptr[reg_args + offsetof(ukernel_args, a)]);
+    mov(reg_a, a_source());
     if (row0_) {
         // A(row0, 0): row0 rows down (row-major) or row0 floats across.
         if (row_major_) {
@@ -294,7 +336,7 @@ void jit_sgemm_avx512::store_c() {
     // The top three registers are B vectors or broadcasts during the loop
     // (m * nv <= 24 accumulators sit below them), free now.
     const Zmm z_alpha = Zmm(31), z_beta = Zmm(30), z_c = Zmm(29);
-    mov(reg_c, ptr[reg_args + offsetof(ukernel_args, c)]);
+    mov(reg_c, c_source());
     mov(reg_ldc, ptr[reg_args + offsetof(ukernel_args, ldc)]);
     shl(reg_ldc, 2);
     add_offset(reg_c, reg_ldc, row0_, col0_ * 4);

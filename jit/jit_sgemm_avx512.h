@@ -50,6 +50,9 @@ private:
     void set_row_bases();
     void k_loop();
     void segment_loop();
+    void tile_loop();
+    Xbyak::Address a_source();
+    Xbyak::Address c_source();
     void store_c();
 
     gemm::a_access a_;
@@ -59,6 +62,7 @@ private:
     int row0_ = 0, col0_ = 0;  // tile offset (whole-GEMM kernels)
     bool row_major_;
     bool k_segments_ = false;  // args.k_segs K loops per call (kUkFlagKSegments)
+    bool row_tiles_ = false;   // args.m_tiles tiles per call (kUkFlagRowTiles)
     bool whole_ = false;       // a whole-GEMM kernel (several tiles)
 
     // GPR map (System V: the args pointer arrives in rdi).
@@ -77,6 +81,8 @@ private:
     const Xbyak::Reg64 reg_segs = r14;   // K segments left (callee-saved)
     const Xbyak::Reg64 reg_seg_a = r15;  // A of the current segment (callee-saved)
     static constexpr int kPrefetchRows = 8;
+    // The row-tile frame (tile_loop): the tile's A and C, tiles left.
+    static constexpr int kTileA = 0, kTileC = 8, kTilesLeft = 16, kTileFrame = 24;
 };
 
 }  // namespace anvil::jit

@@ -30,8 +30,8 @@ public:
     anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const override {
         if (desc.m < 1 || desc.m > mr() || desc.n < 1 || desc.n > max_n(desc.m))
             return anvil_invalid_argument;
-        if ((desc.flags & ~kUkFlagKSegments) != 0 ||
-            ((desc.flags & kUkFlagKSegments) && desc.a != a_access::row_major))
+        if ((desc.flags & ~(kUkFlagKSegments | kUkFlagRowTiles)) != 0 ||
+            (desc.flags != 0 && desc.a != a_access::row_major))
             return anvil_unsupported;
         ukernel_desc d = desc;
         d.tier = uint8_t(anvil_isa_avx512_core);

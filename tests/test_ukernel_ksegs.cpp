@@ -1,12 +1,13 @@
 // fp32 micro-kernels with K segments (gemm::kUkFlagKSegments, the
-// convolution's batch-reduce over kernel rows): a call with k_segs = S
-// reads segment s's A at a + s * a_seg_rs and B straight on, and must give
-// the bits of one plain call over the S * K columns of those A rows laid
-// end to end (the contract's single fma chain in increasing k).  Every tile
-// height and width, K around the unroll, segment counts 0 (= 1) .. 7, A
-// strides that overlap from segment to segment (a convolution's rows do)
-// and ones that do not, every beta kind and alpha.  Backends without K
-// segments must refuse the flag.
+// convolution's batch-reduce over kernel rows) and row tiles
+// (kUkFlagRowTiles): a call with k_segs = S and m_tiles = T reads segment
+// s of tile t's A at a + t * a_tile_rs + s * a_seg_rs and B straight on,
+// and must give, tile by tile, the bits of one plain call over the S * K
+// columns of those A rows laid end to end (the contract's single fma chain
+// in increasing k).  Every tile height and width, K around the unroll,
+// counts 0 (= 1) and up, A strides that overlap from segment to segment (a
+// convolution's rows do) and ones that do not, every beta kind and alpha.
+// Backends without them must refuse the flags.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -31,12 +32,15 @@ using anvil::gemm::ukernel_ref;
 const int64_t kKs[] = {0, 1, 3, 4, 5, 9, 21};
 const int64_t kSegs[] = {0, 1, 2, 3, 7};
 
-ukernel_desc seg_desc(const backend &be, int m, int n, float alpha, float beta) {
+const int64_t kTiles[] = {0, 1, 2, 5};
+constexpr uint8_t kFlags = anvil::gemm::kUkFlagKSegments | anvil::gemm::kUkFlagRowTiles;
+
+ukernel_desc seg_desc(const backend &be, int m, int n, float alpha, float beta, uint8_t flags) {
     ukernel_desc d{};
     d.tier = uint8_t(be.tier());
     d.m = uint8_t(m);
     d.n = uint8_t(n);
-    d.flags = anvil::gemm::kUkFlagKSegments;
+    d.flags = flags;
     d.a = a_access::row_major;
     d.beta = anvil::gemm::classify_beta(beta);
     d.alpha_one = alpha == 1.0f ? 1 : 0;
@@ -52,105 +56,122 @@ struct failures {
     }
 };
 
+// One call of S segments x T tiles against T reference calls, each over
+// its tile's segment rows laid end to end (K' = S * K).
+void run_case(const ukernel_ref &kr, int m, int n, int64_t K, int64_t segs, int64_t tiles,
+              float alpha, float beta, tu::rng &r, failures *bad_bits, failures *bad_sentinel) {
+    const int64_t S = std::max<int64_t>(segs, 1), T = std::max<int64_t>(tiles, 1);
+    // A rows a_rs apart; segments a_seg_rs apart (a convolution's rows
+    // overlap from one to the next; disjoint ones too); tiles a_tile_rs.
+    const int64_t a_rs = K + (m % 3) + 1;
+    const int64_t a_seg_rs = (K + m) % 2 ? 2 * a_rs + 1 : m * a_rs + 7;
+    const int64_t a_tile_rs = (m + T) % 2 ? m * a_rs : m * a_rs + 3;
+    const int64_t a_len =
+        (T - 1) * a_tile_rs + (S - 1) * a_seg_rs + (m - 1) * a_rs + K + 1;
+    tu::fbuf A(size_t(a_len), size_t(m % 4), tu::qnan());
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t s = 0; s < S; ++s)
+            for (int64_t i = 0; i < m; ++i)
+                for (int64_t k = 0; k < K; ++k)
+                    A[size_t(t * a_tile_rs + s * a_seg_rs + i * a_rs + k)] = r.frac();
+    const int64_t b_ld = n + (n % 2 ? 3 : 16);
+    tu::fbuf B(size_t(std::max<int64_t>(S * K, 1) * b_ld), size_t(n % 4), tu::qnan());
+    for (int64_t k = 0; k < S * K; ++k)
+        for (int64_t j = 0; j < n; ++j) B[size_t(k * b_ld + j)] = r.frac();
+    const int64_t ldc = n + 5, rows = T * m;
+    tu::cmat Cg(rows, n, ldc, m % 3), Cr(rows, n, ldc, 0);
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            const float c0 = r.frac();
+            Cg.at(i, j) = beta == 0.0f ? tu::qnan() : c0;
+            Cr.at(i, j) = c0;
+        }
+    ukernel_args a{};
+    a.a = A.data();
+    a.a_rs = a_rs;
+    a.a_cs = 1;
+    a.b = B.data();
+    a.b_ld = b_ld;
+    a.c = Cg.c();
+    a.ldc = ldc;
+    a.k = K;
+    a.m = m;
+    a.n = n;
+    a.alpha = alpha;
+    a.beta = beta;
+    a.k_segs = segs;
+    a.a_seg_rs = a_seg_rs;
+    a.m_tiles = tiles;
+    a.a_tile_rs = a_tile_rs;
+    kr.fn(&a);
+    // The reference: tile t's A with segment s's row i at columns s * K...
+    const int64_t ref_rs = std::max<int64_t>(S * K, 1);
+    std::vector<float> Aref(size_t(m * ref_rs), 0.0f);
+    for (int64_t t = 0; t < T; ++t) {
+        for (int64_t s = 0; s < S; ++s)
+            for (int64_t i = 0; i < m; ++i)
+                for (int64_t k = 0; k < K; ++k)
+                    Aref[size_t(i * ref_rs + s * K + k)] =
+                        A[size_t(t * a_tile_rs + s * a_seg_rs + i * a_rs + k)];
+        ukernel_args ra = a;
+        ra.a = Aref.data();
+        ra.a_rs = ref_rs;
+        ra.k = S * K;
+        ra.k_segs = 0;
+        ra.m_tiles = 0;
+        ra.c = Cr.c() + t * m * ldc;
+        anvil::ref::sgemm_ukernel(&ra);
+    }
+    std::ostringstream what;
+    what << "m=" << m << " n=" << n << " K=" << K << " segs=" << segs << " tiles=" << tiles
+         << " a_rs=" << a_rs << " a_seg_rs=" << a_seg_rs << " a_tile_rs=" << a_tile_rs
+         << " alpha=" << alpha << " beta=" << beta << " [" << kr.name << "]";
+    std::string f;
+    if (tu::count_bit_mismatches(Cg, Cr, &f)) bad_bits->add(what.str() + ": " + f);
+    if (Cg.sentinel_damage(&f)) bad_sentinel->add(what.str() + ": " + f);
+}
+
 }  // namespace
 
-TEST_CASE("ukernel K segments: bitwise one call over the rows laid end to end") {
+TEST_CASE("ukernel K segments and row tiles: bitwise one call per tile over the rows laid end to end") {
     const backend &be = anvil::gemm::select_backend();
     if (!be.supports_k_segments()) {
-        // The flag must be refused, never silently ignored.
+        // The flags must be refused, never silently ignored.
         ukernel_ref kr;
-        CHECK(be.get(seg_desc(be, 1, 1, 1.0f, 0.0f), &kr) != anvil_success);
-        MESSAGE("backend ", std::string(be.name()), " has no K segments");
+        CHECK(be.get(seg_desc(be, 1, 1, 1.0f, 0.0f, kFlags), &kr) != anvil_success);
+        MESSAGE("backend ", std::string(be.name()), " has no K segments / row tiles");
         return;
     }
-    MESSAGE("K segments: backend ", std::string(be.name()));
+    MESSAGE("K segments / row tiles: backend ", std::string(be.name()));
     const int mr = be.mr();
     tu::rng r(20261204);
     failures bad_bits, bad_sentinel, bad_status;
     int64_t calls = 0;
-    for (int m = 1; m <= mr; ++m) {
-        const int widest = std::max(be.nr(), be.max_n(m));
-        for (int n = 1; n <= widest; n += (n < 18 ? 1 : 13)) {
-            for (const float beta : {0.0f, 1.0f, -0.75f})
-                for (const float alpha : {1.0f, 0.5f}) {
-                    ukernel_ref kr;
-                    const anvil_status_t st = be.get(seg_desc(be, m, n, alpha, beta), &kr);
-                    if (st != anvil_success || !kr.fn) {
-                        bad_status.add("m=" + std::to_string(m) + " n=" + std::to_string(n) +
-                                       ": " + anvil_status_str(st));
-                        continue;
-                    }
-                    for (const int64_t K : kKs)
-                        for (const int64_t segs : kSegs) {
-                            const int64_t S = std::max<int64_t>(segs, 1);
-                            // A rows a_rs apart; segments a_seg_rs apart: a
-                            // convolution's (overlapping) or disjoint ones.
-                            const int64_t a_rs = K + (m % 3) + 1;
-                            const int64_t a_seg_rs = (K + m) % 2 ? 2 * a_rs + 1 : m * a_rs + 7;
-                            const int64_t a_len = (S - 1) * a_seg_rs + (m - 1) * a_rs + K + 1;
-                            tu::fbuf A(size_t(a_len), size_t(m % 4), tu::qnan());
-                            for (int64_t s = 0; s < S; ++s)
-                                for (int64_t i = 0; i < m; ++i)
-                                    for (int64_t k = 0; k < K; ++k)
-                                        A[size_t(s * a_seg_rs + i * a_rs + k)] = r.frac();
-                            const int64_t b_ld = n + (n % 2 ? 3 : 16);
-                            const int64_t b_rows = std::max<int64_t>(S * K, 1);
-                            tu::fbuf B(size_t(b_rows * b_ld), size_t(n % 4), tu::qnan());
-                            for (int64_t k = 0; k < S * K; ++k)
-                                for (int64_t j = 0; j < n; ++j) B[size_t(k * b_ld + j)] = r.frac();
-                            // The reference's A: segment s's row i at columns s*K..
-                            const int64_t ref_rs = std::max<int64_t>(S * K, 1);
-                            std::vector<float> Aref(size_t(m * ref_rs), 0.0f);
-                            for (int64_t s = 0; s < S; ++s)
-                                for (int64_t i = 0; i < m; ++i)
-                                    for (int64_t k = 0; k < K; ++k)
-                                        Aref[size_t(i * ref_rs + s * K + k)] =
-                                            A[size_t(s * a_seg_rs + i * a_rs + k)];
-                            const int64_t ldc = n + 5;
-                            tu::cmat Cg(m, n, ldc, m % 3), Cr(m, n, ldc, 0);
-                            for (int64_t i = 0; i < m; ++i)
-                                for (int64_t j = 0; j < n; ++j) {
-                                    const float c0 = r.frac();
-                                    Cg.at(i, j) = beta == 0.0f ? tu::qnan() : c0;
-                                    Cr.at(i, j) = c0;
-                                }
-                            ukernel_args a{};
-                            a.a = A.data();
-                            a.a_rs = a_rs;
-                            a.a_cs = 1;
-                            a.b = B.data();
-                            a.b_ld = b_ld;
-                            a.c = Cg.c();
-                            a.ldc = ldc;
-                            a.k = K;
-                            a.m = m;
-                            a.n = n;
-                            a.alpha = alpha;
-                            a.beta = beta;
-                            a.k_segs = segs;
-                            a.a_seg_rs = a_seg_rs;
-                            kr.fn(&a);
-                            ++calls;
-                            ukernel_args ra = a;
-                            ra.a = Aref.data();
-                            ra.a_rs = ref_rs;
-                            ra.k = S * K;
-                            ra.k_segs = 0;
-                            ra.c = Cr.c();
-                            anvil::ref::sgemm_ukernel(&ra);
-                            std::ostringstream what;
-                            what << "m=" << m << " n=" << n << " K=" << K << " segs=" << segs
-                                 << " a_rs=" << a_rs << " a_seg_rs=" << a_seg_rs
-                                 << " alpha=" << alpha << " beta=" << beta << " [" << kr.name
-                                 << "]";
-                            std::string f;
-                            if (tu::count_bit_mismatches(Cg, Cr, &f)) bad_bits.add(what.str() + ": " + f);
-                            if (Cg.sentinel_damage(&f)) bad_sentinel.add(what.str() + ": " + f);
+    for (const uint8_t flags : {anvil::gemm::kUkFlagKSegments, anvil::gemm::kUkFlagRowTiles, kFlags})
+        for (int m = 1; m <= mr; ++m) {
+            const int widest = std::max(be.nr(), be.max_n(m));
+            for (int n = 1; n <= widest; n += (n < 18 ? 1 : 13))
+                for (const float beta : {0.0f, 1.0f, -0.75f})
+                    for (const float alpha : {1.0f, 0.5f}) {
+                        ukernel_ref kr;
+                        const anvil_status_t st = be.get(seg_desc(be, m, n, alpha, beta, flags), &kr);
+                        if (st != anvil_success || !kr.fn) {
+                            bad_status.add("m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                                           ": " + anvil_status_str(st));
+                            continue;
                         }
-                }
+                        for (const int64_t K : kKs)
+                            for (const int64_t segs : kSegs)
+                                for (const int64_t tiles : kTiles) {
+                                    if (!(flags & anvil::gemm::kUkFlagKSegments) && segs > 1) continue;
+                                    if (!(flags & anvil::gemm::kUkFlagRowTiles) && tiles > 1) continue;
+                                    run_case(kr, m, n, K, segs, tiles, alpha, beta, r, &bad_bits,
+                                             &bad_sentinel);
+                                    ++calls;
+                                }
+                    }
         }
-    }
-    MESSAGE("K segments: ", calls, " kernel calls compared");
+    MESSAGE("K segments / row tiles: ", calls, " kernel calls compared");
     INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
     CHECK(bad_status.count == 0);
     INFO(bad_bits.count, " calls differ from the reference, first:\n", bad_bits.first);
@@ -161,7 +182,7 @@ TEST_CASE("ukernel K segments: bitwise one call over the rows laid end to end") 
 
 TEST_CASE("ukernel K segments: refused on column-major A and by the generic backends") {
     const backend &be = anvil::gemm::select_backend();
-    ukernel_desc d = seg_desc(be, 2, 16, 1.0f, 0.0f);
+    ukernel_desc d = seg_desc(be, 2, 16, 1.0f, 0.0f, kFlags);
     d.a = a_access::k_strided;
     ukernel_ref kr;
     CHECK(be.get(d, &kr) != anvil_success);
@@ -170,7 +191,9 @@ TEST_CASE("ukernel K segments: refused on column-major A and by the generic back
     CHECK(be.get(d, &kr) != anvil_success);
     for (const backend *g : {anvil::gemm::scalar_backend(), anvil::gemm::highway_backend()}) {
         if (!g || g->supports_k_segments()) continue;
-        ukernel_desc gd = seg_desc(*g, 1, 1, 1.0f, 0.0f);
-        CHECK(g->get(gd, &kr) != anvil_success);
+        for (const uint8_t flags : {anvil::gemm::kUkFlagKSegments, anvil::gemm::kUkFlagRowTiles}) {
+            const ukernel_desc gd = seg_desc(*g, 1, 1, 1.0f, 0.0f, flags);
+            CHECK(g->get(gd, &kr) != anvil_success);
+        }
     }
 }

@@ -75,6 +75,7 @@ struct call_ctx {
     const uint8_t *src;      // view or the caller's source
     bool contiguous;         // pixels map 1:1 to source pixels (1x1, stride 1, no padding)
     bool row_tiles;          // fused and one call per tile (K segments): run_row_tiles
+    bool row_tiles_f32;      // fp32 into dst, one call per tile height: run_row_tiles_f32
     bool k_segments;         // the kernels reduce over a tile's kernel rows in one call
     int64_t seg_rs;          // bytes between those rows' A (k_segments)
     int64_t units;           // pixel units: output rows, or chunks of tiles
@@ -341,6 +342,56 @@ void run_row_tiles(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q
     }
 }
 
+// run_row_tiles for fp32 kernels that store into dst (no chain): the same
+// near-equal tiles, one kernel call per tile height, panel and column chunk
+// (args.m_tiles), each reducing over the calls [s_first, s_last] as K
+// segments.
+void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q0, int64_t len,
+                       int64_t grp, int64_t p0, int64_t p1, int64_t s_first, int64_t s_last) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t kcall = p.fold_kw ? g.KW * p.ICgp : p.ICgp;  // K per segment
+    const int64_t tiles = ceil_div(len, c.k->mr);
+    const int64_t base = len / tiles, extra = len % tiles;
+    const float *wg = reinterpret_cast<const float *>(c.weights + grp * p.group_bytes);
+    for (int64_t pn = p0; pn < p1; ++pn) {
+        const int64_t w = panel_width(p, pn);
+        const float *panel = wg + pn * p.K * kConvNR + s_first * kcall * kConvNR;
+        float *out = c.direct_dst + q0 * g.OC + grp * g.OCg + pn * kConvNR;
+        for (int64_t c0 = 0; c0 < w; c0 += c.k->nrb) {
+            const int64_t n = std::min<int64_t>(c.k->nrb, w - c0);
+            gemm::ukernel_args a{};
+            a.a_rs = a_rs / 4;
+            a.a_cs = 1;
+            a.ldc = g.OC;
+            a.k = kcall;
+            a.b = panel + c0;
+            a.b_ld = kConvNR;
+            a.n = n;
+            a.alpha = 1.0f;
+            a.k_segs = s_last - s_first + 1;
+            a.a_seg_rs = c.seg_rs / 4;
+            a.a = reinterpret_cast<const float *>(a0);
+            a.c = out + c0;
+            if (extra > 0) {  // the taller tiles first
+                a.m = base + 1;
+                a.m_tiles = extra;
+                a.a_tile_rs = a.m * a.a_rs;
+                c.k->f32[0][a.m][n](&a);
+            }
+            if (tiles > extra) {
+                const int64_t r0 = extra * (base + 1);
+                a.a = reinterpret_cast<const float *>(a0 + r0 * a_rs);
+                a.c = out + c0 + r0 * g.OC;
+                a.m = base;
+                a.m_tiles = tiles - extra;
+                a.a_tile_rs = base * a.a_rs;
+                c.k->f32[0][a.m][n](&a);
+            }
+        }
+    }
+}
+
 // Copies len bytes in 32-byte pieces: may write up to 31 bytes past
 // dst + len and read as far past src + len (the im2col rows and the view
 // keep that much slack), in exchange for no per-length branching.
@@ -417,6 +468,11 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
                           p1, 0, 0, acc_buf);
             return;
         }
+        if (c.row_tiles_f32) {
+            run_row_tiles_f32(c, c.src + q_begin * pix_bytes + grp_off, pix_bytes, q_begin, len, grp,
+                              p0, p1, 0, 0);
+            return;
+        }
         for_tiles(len, mr, [&](int64_t s, int64_t m) {
             const int64_t q0 = q_begin + s;
             if (p.im2col_all) {
@@ -436,11 +492,15 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
     const int64_t hv = oh * g.SH;  // view / source row of tap kh = 0
     const int64_t a_rs = g.SW * pix_bytes;
     const uint8_t *row_a = c.src + ((n * p.Hp + hv) * p.Wp) * pix_bytes + grp_off;
-    if (c.row_tiles) {
+    if (c.row_tiles || c.row_tiles_f32) {
         int64_t s_first, s_last;
         call_range(c, p.copy_view ? oh : -1, &s_first, &s_last);
-        run_row_tiles(c, row_a + s_first * c.seg_rs, a_rs, q_row, g.OW, grp, p0, p1, s_first, s_last,
-                      acc_buf);
+        if (c.row_tiles)
+            run_row_tiles(c, row_a + s_first * c.seg_rs, a_rs, q_row, g.OW, grp, p0, p1, s_first,
+                          s_last, acc_buf);
+        else
+            run_row_tiles_f32(c, row_a + s_first * c.seg_rs, a_rs, q_row, g.OW, grp, p0, p1,
+                              s_first, s_last);
         return;
     }
     for_tiles(g.OW, mr, [&](int64_t ow0, int64_t m) {
@@ -500,8 +560,8 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
     k->backend_name = be.name();
     k->mr = std::min(be.mr(), kConvMaxMR);
     k->nrb = std::min(be.nr(), kConvNR);
-    // The beta = 0 kernels take K segments when the backend has them (with
-    // k_segs = 0 they are plain tile kernels).
+    // The beta = 0 kernels take K segments and row tiles when the backend
+    // has them (with k_segs = m_tiles = 0 they are plain tile kernels).
     k->k_segments = be.supports_k_segments();
     bool n_needed[kConvNR + 1] = {};
     for (int64_t pn = 0; pn < p.np; ++pn) {
@@ -519,7 +579,8 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                 d.a = gemm::a_access::row_major;
                 d.beta = beta ? gemm::beta_kind::one : gemm::beta_kind::zero;
                 d.alpha_one = 1;
-                if (!beta && k->k_segments) d.flags = gemm::kUkFlagKSegments;
+                if (!beta && k->k_segments)
+                    d.flags = gemm::kUkFlagKSegments | gemm::kUkFlagRowTiles;
                 gemm::ukernel_ref ref;
                 const anvil_status_t st = be.get(d, &ref);
                 if (st != anvil_success) return st;
@@ -606,6 +667,9 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     // contiguous 1x1 convolution's unit, or an output row.
     c.row_tiles = c.fused != nullptr && !p.im2col_all && p.path == conv_path::gemm_lp &&
                   (c.contiguous || c.k_segments);
+    // fp32 kernels with K segments take row tiles too (the same flag set).
+    c.row_tiles_f32 = c.direct_dst != nullptr && k.k_segments && !p.im2col_all &&
+                      p.path == conv_path::gemm_f32 && (c.contiguous || c.k_segments);
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;
         const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;

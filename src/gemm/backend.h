@@ -42,7 +42,8 @@ public:
         int64_t kc_cap = 64;
     };
     virtual in_place_b_policy in_place_b() const { return {}; }
-    // Whether get() makes kernels with kUkFlagKSegments (ukernel.h).
+    // Whether get() makes kernels with kUkFlagKSegments and kUkFlagRowTiles
+    // (ukernel.h).
     virtual bool supports_k_segments() const { return false; }
     // Kernel for a tile; 1 <= desc.m <= mr(), 1 <= desc.n <= max_n(desc.m).
     virtual anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const = 0;

@@ -54,6 +54,14 @@ struct ukernel_args {
     // beta = 1 (the contract's order is kept: increasing k over all rows).
     int64_t k_segs;
     int64_t a_seg_rs;  // elements between the A of consecutive segments
+    // Row tiles (kernels made with kUkFlagRowTiles only; 0 or 1: one).  A
+    // call with m_tiles = T computes T tiles of m rows one after another
+    // with the same B (and K segments): tile t reads A at a + t * a_tile_rs
+    // and writes C rows t * m .. t * m + m - 1, as T calls with a and c
+    // advanced would -- without paying the call and setup cost T times,
+    // which dominates a 1x1 convolution over 16..32 channels.
+    int64_t m_tiles;
+    int64_t a_tile_rs;  // elements between the A of consecutive tiles
 };
 
 using ukernel_fn = void (*)(const ukernel_args *);
@@ -90,6 +98,9 @@ static_assert(sizeof(ukernel_desc) == 8, "ukernel_desc must stay 8 packed bytes"
 // ukernel_desc.flags: the kernel honours args.k_segs / a_seg_rs (row-major
 // A only; backends whose supports_k_segments() is true).
 constexpr uint8_t kUkFlagKSegments = 1;
+// ukernel_desc.flags: the kernel honours args.m_tiles / a_tile_rs (same
+// conditions).
+constexpr uint8_t kUkFlagRowTiles = 2;
 
 // A whole small GEMM in one JIT call (the LIBXSMM-style path for tiny
 // shapes): C (M x N) = alpha * A * B + beta * C with A and B read in place,
