@@ -78,6 +78,7 @@ std::vector<impl> all_impls() {
         m.fns.scale_bias = &anvil::lowp::pp_scale_bias;
         m.fns.apply = &anvil::lowp::pp_apply;
         m.fns.store = &anvil::lowp::pp_store;
+        m.fns.block = &anvil::lowp::pp_block_apply;
         out.push_back(m);
     }
     for (const hwy_postops_target &t : anvil::fallback::postops_targets()) {
@@ -768,3 +769,73 @@ TEST_CASE("postops: transcendental limits, zeros and NaN") {
 }
 
 }  // TEST_SUITE("once")
+
+TEST_CASE("postops: a block in one pass (compare-and-select and binary chains) equals the row path") {
+    // pp_block_apply runs chains of relu / leaky_relu / clip / add / mul on
+    // each vector in registers; every element must have the bits of the
+    // row-by-row path (scale_bias, apply, store) of the same target.
+    tu::rng r(1204);
+    const int64_t m = 5, ld_op = 80;
+    std::vector<float> mat(size_t(m * ld_op + 8));
+    for (float &v : mat) v = float(r.ival(-300, 300)) * 0.01f;
+    std::vector<uint16_t> rowv(size_t(ld_op + 8));
+    for (auto &h : rowv) h = anvil::lowp::f32_to_bf16(float(r.ival(-500, 500)) * 0.01f);
+    std::vector<post_op> ops(5);
+    ops[0].is_binary = true;  // + a dst-shaped f32 tensor
+    ops[0].ld = ld_op;
+    ops[1].eltwise = eltwise_alg::relu;
+    ops[2].is_binary = true;  // * a per-N bf16 row
+    ops[2].binary = binary_alg::mul;
+    ops[2].per_n = true;
+    ops[2].src_bf16 = true;
+    ops[3].eltwise = eltwise_alg::clip;
+    ops[3].alpha = -0.5f;
+    ops[3].beta = 3.0f;
+    ops[4].eltwise = eltwise_alg::leaky_relu;
+    ops[4].alpha = 0.125f;
+    const void *srcs[5] = {mat.data(), nullptr, rowv.data(), nullptr, nullptr};
+    const out_type types[] = {out_type::f32, out_type::bf16, out_type::u8, out_type::s8};
+    for_each_impl([&](const impl &im) {
+        for (int n : {1, 7, 16, 17, 33, 64}) {
+            CAPTURE(n);
+            std::vector<float> acc(size_t(m * 70));
+            const std::vector<float> vals = mixed_values(r, acc.size());
+            std::copy(vals.begin(), vals.end(), acc.begin());
+            std::vector<float> sc(static_cast<size_t>(n)), bi(static_cast<size_t>(n));
+            for (float &s : sc) s = float(r.ival(-100, 100)) * 0.03f;
+            for (float &b : bi) b = float(r.ival(-1000, 1000)) * 0.01f;
+            for (int nops = 1; nops <= 5; ++nops)
+                for (out_type t : types) {
+                    CAPTURE(nops);
+                    CAPTURE(int(t));
+                    const size_t eb = size_t(out_bytes(t));
+                    anvil::lowp::pp_block b;
+                    b.acc = acc.data();
+                    b.acc_ld = 70;
+                    b.m = m;
+                    b.n = n;
+                    b.i0 = 0;
+                    b.j0 = 2;
+                    b.scales = sc.data();
+                    b.scales_per_n = (nops % 2) == 1;
+                    b.bias = bi.data();
+                    b.ops = ops.data();
+                    b.nops = nops;
+                    b.srcs = srcs;
+                    b.zero_point = t == out_type::u8 ? 3.0f : 0.0f;
+                    b.out = t;
+                    std::vector<uint8_t> got(size_t(m * n) * eb, 0xEE), want(got);
+                    b.dst = got.data();
+                    b.ldc_bytes = int64_t(n * eb);
+                    im.fns.block(b);
+                    for (int64_t i = 0; i < m; ++i) {
+                        std::vector<float> x(acc.begin() + i * 70, acc.begin() + i * 70 + n);
+                        im.fns.scale_bias(x.data(), n, sc.data(), b.scales_per_n, bi.data());
+                        im.fns.apply(x.data(), n, i, 2, ops.data(), nops, srcs);
+                        im.fns.store(x.data(), n, b.zero_point, t, want.data() + size_t(i * n) * eb);
+                    }
+                    CHECK(got == want);
+                }
+        }
+    });
+}
