@@ -75,7 +75,8 @@ struct call_ctx {
     const uint8_t *src;      // view or the caller's source
     bool contiguous;         // pixels map 1:1 to source pixels (1x1, stride 1, no padding)
     bool row_tiles;          // fused and one call per tile (K segments): run_row_tiles
-    bool row_tiles_f32;      // fp32 into dst, one call per tile height: run_row_tiles_f32
+    bool row_tiles_f32;      // fp32, one call per tile height: run_row_tiles_f32
+    int64_t acc_rows_f32;    // rows of one panel the accumulator buffer holds
     bool k_segments;         // the kernels reduce over a tile's kernel rows in one call
     int64_t seg_rs;          // bytes between those rows' A (k_segments)
     int64_t units;           // pixel units: output rows, or chunks of tiles
@@ -342,28 +343,45 @@ void run_row_tiles(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q
     }
 }
 
-// run_row_tiles for fp32 kernels that store into dst (no chain): the same
-// near-equal tiles, one kernel call per tile height, panel and column chunk
-// (args.m_tiles), each reducing over the calls [s_first, s_last] as K
-// segments.
+// run_row_tiles for the fp32 kernels: the same near-equal tiles, one
+// kernel call per tile height, panel and column chunk (args.m_tiles), each
+// reducing over the calls [s_first, s_last] as K segments.  Without a
+// chain the kernels store into dst; with one, the pixels go in chunks of
+// at most acc_rows (what the accumulator buffer holds of one panel), each
+// panel's accumulators land there and the epilogue finishes them in one
+// block -- not one call per tile, which cost more than the arithmetic of
+// a 1x1 layer over 16..32 channels.
 void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q0, int64_t len,
-                       int64_t grp, int64_t p0, int64_t p1, int64_t s_first, int64_t s_last) {
+                       int64_t grp, int64_t p0, int64_t p1, int64_t s_first, int64_t s_last,
+                       uint8_t *acc_buf, int64_t acc_rows) {
     const conv_plan &p = *c.p;
     const conv_geom &g = p.g;
+    if (!c.direct_dst && len > acc_rows) {
+        const int64_t chunks = ceil_div(len, acc_rows);
+        for (int64_t t = 0, r0 = 0; t < chunks; ++t) {
+            const int64_t rows = len / chunks + (t < len % chunks ? 1 : 0);
+            run_row_tiles_f32(c, a0 + r0 * a_rs, a_rs, q0 + r0, rows, grp, p0, p1, s_first, s_last,
+                              acc_buf, acc_rows);
+            r0 += rows;
+        }
+        return;
+    }
     const int64_t kcall = p.fold_kw ? g.KW * p.ICgp : p.ICgp;  // K per segment
     const int64_t tiles = ceil_div(len, c.k->mr);
     const int64_t base = len / tiles, extra = len % tiles;
     const float *wg = reinterpret_cast<const float *>(c.weights + grp * p.group_bytes);
     for (int64_t pn = p0; pn < p1; ++pn) {
         const int64_t w = panel_width(p, pn);
+        const int64_t j = grp * g.OCg + pn * kConvNR;  // the panel's first output channel
         const float *panel = wg + pn * p.K * kConvNR + s_first * kcall * kConvNR;
-        float *out = c.direct_dst + q0 * g.OC + grp * g.OCg + pn * kConvNR;
+        float *out = c.direct_dst ? c.direct_dst + q0 * g.OC + j : reinterpret_cast<float *>(acc_buf);
+        const int64_t ldc = c.direct_dst ? g.OC : kConvNR;
         for (int64_t c0 = 0; c0 < w; c0 += c.k->nrb) {
             const int64_t n = std::min<int64_t>(c.k->nrb, w - c0);
             gemm::ukernel_args a{};
             a.a_rs = a_rs / 4;
             a.a_cs = 1;
-            a.ldc = g.OC;
+            a.ldc = ldc;
             a.k = kcall;
             a.b = panel + c0;
             a.b_ld = kConvNR;
@@ -382,13 +400,22 @@ void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64
             if (tiles > extra) {
                 const int64_t r0 = extra * (base + 1);
                 a.a = reinterpret_cast<const float *>(a0 + r0 * a_rs);
-                a.c = out + c0 + r0 * g.OC;
+                a.c = out + c0 + r0 * ldc;
                 a.m = base;
                 a.m_tiles = tiles - extra;
                 a.a_tile_rs = base * a.a_rs;
                 c.k->f32[0][a.m][n](&a);
             }
         }
+        if (c.direct_dst) continue;
+        lowp::lp_block blk{};
+        blk.acc = acc_buf;
+        blk.acc_ld = kConvNR;
+        blk.i0 = q0;
+        blk.j0 = j;
+        blk.m = len;
+        blk.n = w;
+        c.epi->apply(blk);
     }
 }
 
@@ -470,7 +497,7 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
         }
         if (c.row_tiles_f32) {
             run_row_tiles_f32(c, c.src + q_begin * pix_bytes + grp_off, pix_bytes, q_begin, len, grp,
-                              p0, p1, 0, 0);
+                              p0, p1, 0, 0, acc_buf, c.acc_rows_f32);
             return;
         }
         for_tiles(len, mr, [&](int64_t s, int64_t m) {
@@ -500,7 +527,7 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
                           s_last, acc_buf);
         else
             run_row_tiles_f32(c, row_a + s_first * c.seg_rs, a_rs, q_row, g.OW, grp, p0, p1,
-                              s_first, s_last);
+                              s_first, s_last, acc_buf, c.acc_rows_f32);
         return;
     }
     for_tiles(g.OW, mr, [&](int64_t ow0, int64_t m) {
@@ -668,8 +695,9 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     c.row_tiles = c.fused != nullptr && !p.im2col_all && p.path == conv_path::gemm_lp &&
                   (c.contiguous || c.k_segments);
     // fp32 kernels with K segments take row tiles too (the same flag set).
-    c.row_tiles_f32 = c.direct_dst != nullptr && k.k_segments && !p.im2col_all &&
-                      p.path == conv_path::gemm_f32 && (c.contiguous || c.k_segments);
+    c.row_tiles_f32 = k.k_segments && !p.im2col_all && p.path == conv_path::gemm_f32 &&
+                      (c.contiguous || c.k_segments);
+    c.acc_rows_f32 = acc_bytes / (kConvNR * 4);
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;
         const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;
