@@ -15,7 +15,9 @@ std::string jit_sgemm_avx512::kernel_name(const gemm::ukernel_desc &d) {
     return "anvil_sgemm_avx512_m" + std::to_string(d.m) + "n" + std::to_string(d.n) +
            (d.a == a_access::row_major ? "_arow" : "_acol") + "_" + betas[int(d.beta)] +
            (d.alpha_one ? "" : "_alpha") + ((d.flags & gemm::kUkFlagKSegments) ? "_kseg" : "") +
-           ((d.flags & gemm::kUkFlagRowTiles) ? "_tiles" : "");
+           ((d.flags & gemm::kUkFlagRowTiles) ? "_tiles" : "") +
+           ((d.flags & gemm::kUkFlagBias) ? "_bias" : "") +
+           (d.epi_ops ? "_epi" + std::to_string(d.epi_ops) : "");
 }
 
 std::string jit_sgemm_avx512::kernel_name(const gemm::small_gemm_desc &d) {
@@ -28,7 +30,11 @@ std::string jit_sgemm_avx512::kernel_name(const gemm::small_gemm_desc &d) {
 jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
     : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major),
       k_segments_(row_major_ && (d.flags & gemm::kUkFlagKSegments) != 0),
-      row_tiles_(row_major_ && (d.flags & gemm::kUkFlagRowTiles) != 0) {
+      row_tiles_(row_major_ && (d.flags & gemm::kUkFlagRowTiles) != 0),
+      bias_((d.flags & gemm::kUkFlagBias) != 0),
+      epi_ops_(d.epi_ops),
+      has_add_(gemm::uk_epi_op(d.epi_ops, 0) == gemm::kUkEpiAdd ||
+               gemm::uk_epi_op(d.epi_ops, 1) == gemm::kUkEpiAdd) {
     set_tile(d.m, d.n, 0, 0);
     std::vector<Reg64> saved{reg_b_pf};
     if (row_major_ && m_ > 10) saved.push_back(rbx);
@@ -91,6 +97,8 @@ void jit_sgemm_avx512::tile_loop() {
     mov(ptr[rsp + kTileA], rax);
     mov(rax, ptr[reg_args + offsetof(ukernel_args, c)]);
     mov(ptr[rsp + kTileC], rax);
+    mov(rax, ptr[reg_args + offsetof(ukernel_args, binary)]);
+    mov(ptr[rsp + kTileBin], rax);
     mov(rax, ptr[reg_args + offsetof(ukernel_args, m_tiles)]);
     mov(reg_k, 1);
     cmp(rax, 1);
@@ -104,6 +112,11 @@ void jit_sgemm_avx512::tile_loop() {
     mov(rax, ptr[reg_args + offsetof(ukernel_args, ldc)]);
     imul(rax, rax, m_ * 4);
     add(ptr[rsp + kTileC], rax);
+    if (has_add_) {
+        mov(rax, ptr[reg_args + offsetof(ukernel_args, binary_ld)]);
+        imul(rax, rax, m_ * 4);
+        add(ptr[rsp + kTileBin], rax);
+    }
     dec(qword[rsp + kTilesLeft]);
     jnz(loop, T_NEAR);
     add(rsp, kTileFrame);
@@ -116,6 +129,9 @@ Address jit_sgemm_avx512::a_source() {
 }
 Address jit_sgemm_avx512::c_source() {
     return row_tiles_ ? ptr[rsp + kTileC] : ptr[reg_args + offsetof(ukernel_args, c)];
+}
+Address jit_sgemm_avx512::bin_source() {
+    return row_tiles_ ? ptr[rsp + kTileBin] : ptr[reg_args + offsetof(ukernel_args, binary)];
 }
 
 // args.k_segs K loops into the same accumulators (at least one); before
@@ -333,8 +349,9 @@ void jit_sgemm_avx512::k_loop() {
 // C = alpha*acc (+ C | + beta*C), per the contract's rounding order.
 void jit_sgemm_avx512::store_c() {
     const Reg64 reg_c = reg_a5, reg_ldc = reg_astr;  // free once the K loop is done
-    // The top three registers are B vectors or broadcasts during the loop
-    // (m * nv <= 24 accumulators sit below them), free now.
+    // The top registers are B vectors or broadcasts during the loop (the
+    // accumulators sit below them; with the fused epilogue m * nv <= 24),
+    // free now.
     const Zmm z_alpha = Zmm(31), z_beta = Zmm(30), z_c = Zmm(29);
     mov(reg_c, c_source());
     mov(reg_ldc, ptr[reg_args + offsetof(ukernel_args, ldc)]);
@@ -343,6 +360,7 @@ void jit_sgemm_avx512::store_c() {
     if (!alpha_one_) vbroadcastss(z_alpha, ptr[reg_args + offsetof(ukernel_args, alpha)]);
     if (beta_ == beta_kind::general)
         vbroadcastss(z_beta, ptr[reg_args + offsetof(ukernel_args, beta)]);
+    load_epilogue_args();
     for (int i = 0; i < m_; ++i) {
         for (int j = 0; j < nv_; ++j) {
             const Address c = ptr[reg_c + j * kLanes * 4];
@@ -358,12 +376,79 @@ void jit_sgemm_avx512::store_c() {
                 else
                     vfmadd231ps(a, z_c, z_beta);  // a = C*beta + a, one rounding
             }
+            epilogue(a, j);
             if (tail_vec(j))
                 vmovups(c | k1, a);
             else
                 vmovups(c, a);
         }
-        if (i + 1 < m_) add(reg_c, reg_ldc);
+        if (i + 1 < m_) {
+            add(reg_c, reg_ldc);
+            if (has_add_) add(reg_epi_bin, reg_epi_bin_ld);
+        }
+    }
+}
+
+// The fused epilogue's pointers and constants (ukernel_args), in registers
+// the K loop no longer needs.
+void jit_sgemm_avx512::load_epilogue_args() {
+    if (bias_) mov(reg_epi_bias, ptr[reg_args + offsetof(ukernel_args, bias)]);
+    if (has_add_) {
+        mov(reg_epi_bin, bin_source());
+        mov(reg_epi_bin_ld, ptr[reg_args + offsetof(ukernel_args, binary_ld)]);
+        shl(reg_epi_bin_ld, 2);
+    }
+    for (int t = 0; t < 2; ++t) {
+        const uint8_t op = gemm::uk_epi_op(epi_ops_, t);
+        if (op == gemm::kUkEpiRelu || op == gemm::kUkEpiLeaky) vxorps(z_epi_zero, z_epi_zero, z_epi_zero);
+        if (op == gemm::kUkEpiLeaky || op == gemm::kUkEpiClip)
+            vbroadcastss(z_epi_p1, ptr[reg_args + offsetof(ukernel_args, elt_alpha)]);
+        if (op == gemm::kUkEpiClip)
+            vbroadcastss(z_epi_p2, ptr[reg_args + offsetof(ukernel_args, elt_beta)]);
+    }
+}
+
+// Vector j of a row: a += operand vector j at base (a masked load into a
+// temporary for the tail, so nothing past column n is read).
+void jit_sgemm_avx512::add_operand(const Zmm &a, const Reg64 &base, int j) {
+    const Address src = ptr[base + j * kLanes * 4];
+    if (tail_vec(j)) {
+        vmovups(z_epi_tmp | k1 | T_z, src);
+        vaddps(a, a, z_epi_tmp);
+    } else {
+        vaddps(a, a, src);
+    }
+}
+
+// vcmpps predicates (quiet: no exception flags matter, only the results).
+constexpr uint8_t kCmpLtOq = 17, kCmpLeOq = 18, kCmpNgtUq = 26;
+
+// bias, then the ops, on vector j of a row (the formulas of the Highway
+// chain, hwy_postops.cc, so the bits match).
+void jit_sgemm_avx512::epilogue(const Zmm &a, int j) {
+    if (bias_) add_operand(a, reg_epi_bias, j);
+    for (int t = 0; t < 2; ++t) {
+        switch (gemm::uk_epi_op(epi_ops_, t)) {
+            case gemm::kUkEpiRelu:  // a <= 0 -> +0; NaN fails the compare
+                vcmpps(k2, a, z_epi_zero, kCmpLeOq);
+                vxorps(a | k2, a, a);
+                break;
+            case gemm::kUkEpiLeaky:  // !(a > 0), NaN included: a * alpha
+                vcmpps(k2, a, z_epi_zero, kCmpNgtUq);
+                vmulps(a | k2, a, z_epi_p1);
+                break;
+            case gemm::kUkEpiClip:
+                vcmpps(k2, a, z_epi_p1, kCmpLtOq);
+                vmovaps(a | k2, z_epi_p1);
+                vcmpps(k2, z_epi_p2, a, kCmpLtOq);
+                vmovaps(a | k2, z_epi_p2);
+                break;
+            case gemm::kUkEpiAdd:
+                add_operand(a, reg_epi_bin, j);
+                break;
+            default:
+                break;
+        }
     }
 }
 

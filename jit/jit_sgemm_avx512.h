@@ -53,6 +53,10 @@ private:
     void tile_loop();
     Xbyak::Address a_source();
     Xbyak::Address c_source();
+    Xbyak::Address bin_source();
+    void load_epilogue_args();
+    void add_operand(const Xbyak::Zmm &a, const Xbyak::Reg64 &base, int j);
+    void epilogue(const Xbyak::Zmm &a, int j);
     void store_c();
 
     gemm::a_access a_;
@@ -63,6 +67,9 @@ private:
     bool row_major_;
     bool k_segments_ = false;  // args.k_segs K loops per call (kUkFlagKSegments)
     bool row_tiles_ = false;   // args.m_tiles tiles per call (kUkFlagRowTiles)
+    bool bias_ = false;        // the fused epilogue adds args.bias (kUkFlagBias)
+    uint8_t epi_ops_ = 0;      // its ops (ukernel_desc::epi_ops)
+    bool has_add_ = false;     // one of them is the residual add
     bool whole_ = false;       // a whole-GEMM kernel (several tiles)
 
     // GPR map (System V: the args pointer arrives in rdi).
@@ -82,7 +89,17 @@ private:
     const Xbyak::Reg64 reg_seg_a = r15;  // A of the current segment (callee-saved)
     static constexpr int kPrefetchRows = 8;
     // The row-tile frame (tile_loop): the tile's A and C, tiles left.
-    static constexpr int kTileA = 0, kTileC = 8, kTilesLeft = 16, kTileFrame = 24;
+    static constexpr int kTileA = 0, kTileC = 8, kTileBin = 16, kTilesLeft = 24, kTileFrame = 32;
+    // The fused epilogue's registers, free after the K loop: pointers in
+    // what held B and its strides, constants in the top zmm below those
+    // store_c takes (alpha, beta, a C temporary).
+    const Xbyak::Reg64 reg_epi_bias = rsi;
+    const Xbyak::Reg64 reg_epi_bin = rdx;
+    const Xbyak::Reg64 reg_epi_bin_ld = rcx;  // bytes
+    const Xbyak::Zmm z_epi_zero = Xbyak::Zmm(28);
+    const Xbyak::Zmm z_epi_p1 = Xbyak::Zmm(27);
+    const Xbyak::Zmm z_epi_p2 = Xbyak::Zmm(26);
+    const Xbyak::Zmm z_epi_tmp = Xbyak::Zmm(25);
 };
 
 }  // namespace anvil::jit

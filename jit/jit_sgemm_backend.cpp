@@ -30,9 +30,20 @@ public:
     anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const override {
         if (desc.m < 1 || desc.m > mr() || desc.n < 1 || desc.n > max_n(desc.m))
             return anvil_invalid_argument;
-        if ((desc.flags & ~(kUkFlagKSegments | kUkFlagRowTiles)) != 0 ||
-            (desc.flags != 0 && desc.a != a_access::row_major))
+        if ((desc.flags & ~(kUkFlagKSegments | kUkFlagRowTiles | kUkFlagBias)) != 0 ||
+            ((desc.flags != 0 || desc.epi_ops != 0) && desc.a != a_access::row_major))
             return anvil_unsupported;
+        // The fused epilogue: at most one eltwise op and one residual add,
+        // and its constants need the registers above 24 accumulators.
+        if ((desc.flags & kUkFlagBias) || desc.epi_ops) {
+            const uint8_t op0 = uk_epi_op(desc.epi_ops, 0), op1 = uk_epi_op(desc.epi_ops, 1);
+            const int nv = (desc.n + 15) / 16;
+            if ((desc.epi_ops & 0xc0) || op0 > kUkEpiAdd || op1 > kUkEpiAdd ||
+                (op0 == kUkEpiNone && op1 != kUkEpiNone) ||
+                (op1 != kUkEpiNone && (op0 == kUkEpiAdd) == (op1 == kUkEpiAdd)) ||
+                desc.m * nv > 24)
+                return anvil_unsupported;
+        }
         ukernel_desc d = desc;
         d.tier = uint8_t(anvil_isa_avx512_core);
         return lookup(d, "sgemm:", 0, out);

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -196,4 +197,141 @@ TEST_CASE("ukernel K segments: refused on column-major A and by the generic back
             CHECK(g->get(gd, &kr) != anvil_success);
         }
     }
+}
+
+namespace {
+
+// The portable chain's arithmetic on one element (lowp::pp_scale_bias /
+// pp_apply, hwy_postops.cc), for the fused epilogue's reference.
+float ref_epi_op(uint8_t op, float x, float alpha, float beta, float operand) {
+    switch (op) {
+        case anvil::gemm::kUkEpiRelu: return x <= 0.0f ? 0.0f : x;
+        case anvil::gemm::kUkEpiLeaky: return x > 0.0f ? x : alpha * x;
+        case anvil::gemm::kUkEpiClip: {
+            const float v = x < alpha ? alpha : x;
+            return beta < v ? beta : v;
+        }
+        case anvil::gemm::kUkEpiAdd: return x + operand;
+        default: return x;
+    }
+}
+
+bool same_bits_or_nan(float a, float b) {
+    return tu::bits(a) == tu::bits(b) || (std::isnan(a) && std::isnan(b));
+}
+
+}  // namespace
+
+TEST_CASE("ukernel fused epilogue: bias, relu / leaky / clip and a residual add, bitwise the chain") {
+    using namespace anvil::gemm;
+    const backend &be = select_backend();
+    if (!be.supports_k_segments()) {
+        ukernel_desc d = seg_desc(be, 1, 1, 1.0f, 0.0f, kUkFlagBias);
+        ukernel_ref kr;
+        CHECK(be.get(d, &kr) != anvil_success);
+        return;
+    }
+    const uint8_t chains[] = {
+        kUkEpiNone, kUkEpiRelu, kUkEpiLeaky, kUkEpiClip, kUkEpiAdd,
+        uint8_t(kUkEpiRelu | kUkEpiAdd << 3), uint8_t(kUkEpiAdd | kUkEpiRelu << 3),
+        uint8_t(kUkEpiLeaky | kUkEpiAdd << 3), uint8_t(kUkEpiAdd | kUkEpiClip << 3)};
+    // Values that find the edges: zeros of both signs, NaN, infinities.
+    const float specials[] = {0.0f, -0.0f, tu::qnan(), INFINITY, -INFINITY, 1e-40f, -3.0f, 7.5f};
+    tu::rng r(4242);
+    int64_t bad = 0, calls = 0;
+    std::string first;
+    for (const uint8_t epi : chains)
+        for (const int bias : {0, 1})
+            for (const int m : {1, 3, 7, 12})
+                for (const int n : {1, 15, 16, 17, 32})
+                    for (const float alpha : {1.0f, -1.0f})
+                        for (const float beta : {0.0f, 1.0f}) {
+                            if (epi == kUkEpiNone && !bias) continue;
+                            ukernel_desc d = seg_desc(be, m, n, alpha, beta,
+                                                      uint8_t(kFlags | (bias ? kUkFlagBias : 0)));
+                            d.epi_ops = epi;
+                            ukernel_ref kr;
+                            if (be.get(d, &kr) != anvil_success || !kr.fn) {
+                                if (bad++ == 0) first = "kernel refused: m=" + std::to_string(m);
+                                continue;
+                            }
+                            for (const int64_t K : {0, 1, 5})
+                                for (const int64_t tiles : {0, 3}) {
+                                    const int64_t T = std::max<int64_t>(tiles, 1), rows = T * m;
+                                    const int64_t a_rs = K + 1;
+                                    tu::fbuf A(size_t(rows * a_rs + 1), 1, tu::qnan());
+                                    for (int64_t i = 0; i < rows; ++i)
+                                        for (int64_t k = 0; k < K; ++k)
+                                            A[size_t(i * a_rs + k)] =
+                                                r.ival(0, 9) == 0 ? specials[r.ival(0, 7)] : r.frac();
+                                    const int64_t b_ld = n + 3;
+                                    tu::fbuf B(size_t(std::max<int64_t>(K, 1) * b_ld), 2, tu::qnan());
+                                    for (int64_t k = 0; k < K; ++k)
+                                        for (int64_t j = 0; j < n; ++j) B[size_t(k * b_ld + j)] = r.frac();
+                                    std::vector<float> bias_v(static_cast<size_t>(n));
+                                    std::vector<float> bin(static_cast<size_t>(rows * (n + 2)));
+                                    for (float &v : bias_v) v = r.ival(0, 5) == 0 ? specials[r.ival(0, 7)] : r.frac();
+                                    for (float &v : bin) v = r.ival(0, 5) == 0 ? specials[r.ival(0, 7)] : r.frac();
+                                    const float elt_a = epi == kUkEpiClip || (epi >> 3) == kUkEpiClip ? -0.25f : 0.125f;
+                                    const float elt_b = 0.5f;
+                                    const int64_t ldc = n + 1;
+                                    tu::cmat Cg(rows, n, ldc, 0), Cr(rows, n, ldc, 0);
+                                    for (int64_t i = 0; i < rows; ++i)
+                                        for (int64_t j = 0; j < n; ++j) {
+                                            const float c0 = r.ival(0, 4) == 0 ? specials[r.ival(0, 7)] : r.frac();
+                                            Cg.at(i, j) = beta == 0.0f ? tu::qnan() : c0;
+                                            Cr.at(i, j) = c0;
+                                        }
+                                    ukernel_args a{};
+                                    a.a = A.data();
+                                    a.a_rs = a_rs;
+                                    a.a_cs = 1;
+                                    a.b = B.data();
+                                    a.b_ld = b_ld;
+                                    a.c = Cg.c();
+                                    a.ldc = ldc;
+                                    a.k = K;
+                                    a.m = m;
+                                    a.n = n;
+                                    a.alpha = alpha;
+                                    a.beta = beta;
+                                    a.m_tiles = tiles;
+                                    a.a_tile_rs = m * a_rs;
+                                    a.bias = bias ? bias_v.data() : nullptr;
+                                    a.binary = bin.data();
+                                    a.binary_ld = n + 2;
+                                    a.elt_alpha = elt_a;
+                                    a.elt_beta = elt_b;
+                                    kr.fn(&a);
+                                    ++calls;
+                                    for (int64_t t = 0; t < T; ++t) {
+                                        ukernel_args ra = a;
+                                        ra.a = A.data() + t * m * a_rs;
+                                        ra.c = Cr.c() + t * m * ldc;
+                                        ra.m_tiles = 0;
+                                        anvil::ref::sgemm_ukernel(&ra);
+                                    }
+                                    for (int64_t i = 0; i < rows; ++i)
+                                        for (int64_t j = 0; j < n; ++j) {
+                                            float x = Cr.at(i, j);
+                                            if (bias) x = x + bias_v[size_t(j)];
+                                            for (int t = 0; t < 2; ++t)
+                                                x = ref_epi_op(uk_epi_op(epi, t), x, elt_a, elt_b,
+                                                               bin[size_t(i * (n + 2) + j)]);
+                                            if (!same_bits_or_nan(Cg.at(i, j), x) && bad++ == 0)
+                                                first = "epi " + std::to_string(epi) + " bias " +
+                                                        std::to_string(bias) + " m " + std::to_string(m) +
+                                                        " n " + std::to_string(n) + " K " + std::to_string(K) +
+                                                        " alpha " + std::to_string(alpha) + " beta " +
+                                                        std::to_string(beta) + " tiles " +
+                                                        std::to_string(tiles) + " at (" + std::to_string(i) +
+                                                        "," + std::to_string(j) + ")";
+                                        }
+                                    std::string w;
+                                    if (Cg.sentinel_damage(&w) && bad++ == 0) first = "wrote outside C: " + w;
+                                }
+                        }
+    MESSAGE("fused epilogue: ", calls, " kernel calls compared");
+    INFO(bad, " wrong, first: ", first);
+    CHECK(bad == 0);
 }

@@ -45,7 +45,7 @@ ukernel_desc make_desc(const backend &be, int m, int n, a_access a, float alpha,
     d.a = a;
     d.beta = anvil::gemm::classify_beta(beta);
     d.alpha_one = alpha == 1.0f ? 1 : 0;
-    d.reserved = 0;
+    d.epi_ops = 0;
     return d;
 }
 

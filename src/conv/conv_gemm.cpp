@@ -87,6 +87,11 @@ struct call_ctx {
     bool pad_zero;           // padding taps add exactly 0 (f32, bf16, u8 with zero point 0)
     const lowp::lp_epilogue *epi;  // nullptr: f32 kernels write dst directly
     float *direct_dst;
+    // fp32 kernels that finish the chain into dst ([m][n], the bias
+    // variant of this call), or null; with them f32_dst is dst, as it is
+    // direct_dst without a chain.
+    const gemm::ukernel_fn (*f32_fused)[kConvNR + 1];
+    float *f32_dst;
     const uint8_t *weights;
     // Fused epilogue (lp kernels that finish the chain themselves):
     // [accumulate][m][nv] of the right bias variant, or null.
@@ -98,7 +103,8 @@ struct call_ctx {
     bool scales_per_n;
     const float *bias;
     float zero_point;
-    float alpha;  // a fused leaky_relu's slope
+    float alpha;     // a fused leaky_relu's slope (a clip's low bound, fp32)
+    float elt_beta;  // a fused clip's high bound (fp32)
     const uint8_t *binary;  // a fused residual add's operand (element (0, 0)), or null
     int64_t binary_ld;      // its row stride, bytes
     int binary_bytes;       // its element size
@@ -356,7 +362,7 @@ void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64
                        uint8_t *acc_buf, int64_t acc_rows) {
     const conv_plan &p = *c.p;
     const conv_geom &g = p.g;
-    if (!c.direct_dst && len > acc_rows) {
+    if (!c.f32_dst && len > acc_rows) {
         const int64_t chunks = ceil_div(len, acc_rows);
         for (int64_t t = 0, r0 = 0; t < chunks; ++t) {
             const int64_t rows = len / chunks + (t < len % chunks ? 1 : 0);
@@ -374,8 +380,9 @@ void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64
         const int64_t w = panel_width(p, pn);
         const int64_t j = grp * g.OCg + pn * kConvNR;  // the panel's first output channel
         const float *panel = wg + pn * p.K * kConvNR + s_first * kcall * kConvNR;
-        float *out = c.direct_dst ? c.direct_dst + q0 * g.OC + j : reinterpret_cast<float *>(acc_buf);
-        const int64_t ldc = c.direct_dst ? g.OC : kConvNR;
+        float *out = c.f32_dst ? c.f32_dst + q0 * g.OC + j : reinterpret_cast<float *>(acc_buf);
+        const int64_t ldc = c.f32_dst ? g.OC : kConvNR;
+        const gemm::ukernel_fn(*fns)[kConvNR + 1] = c.f32_fused ? c.f32_fused : c.k->f32[0];
         for (int64_t c0 = 0; c0 < w; c0 += c.k->nrb) {
             const int64_t n = std::min<int64_t>(c.k->nrb, w - c0);
             gemm::ukernel_args a{};
@@ -391,23 +398,33 @@ void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64
             a.a_seg_rs = c.seg_rs / 4;
             a.a = reinterpret_cast<const float *>(a0);
             a.c = out + c0;
+            if (c.f32_fused) {
+                a.bias = c.bias ? c.bias + j + c0 : nullptr;
+                a.binary = c.binary ? reinterpret_cast<const float *>(c.binary) +
+                                          q0 * (c.binary_ld / 4) + j + c0
+                                    : nullptr;
+                a.binary_ld = c.binary_ld / 4;
+                a.elt_alpha = c.alpha;
+                a.elt_beta = c.elt_beta;
+            }
             if (extra > 0) {  // the taller tiles first
                 a.m = base + 1;
                 a.m_tiles = extra;
                 a.a_tile_rs = a.m * a.a_rs;
-                c.k->f32[0][a.m][n](&a);
+                fns[a.m][n](&a);
             }
             if (tiles > extra) {
                 const int64_t r0 = extra * (base + 1);
                 a.a = reinterpret_cast<const float *>(a0 + r0 * a_rs);
                 a.c = out + c0 + r0 * ldc;
+                if (a.binary) a.binary += r0 * a.binary_ld;
                 a.m = base;
                 a.m_tiles = tiles - extra;
                 a.a_tile_rs = base * a.a_rs;
-                c.k->f32[0][a.m][n](&a);
+                fns[a.m][n](&a);
             }
         }
-        if (c.direct_dst) continue;
+        if (c.f32_dst) continue;
         lowp::lp_block blk{};
         blk.acc = acc_buf;
         blk.acc_ld = kConvNR;
@@ -538,6 +555,37 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
     });
 }
 
+// The fp32 chains the JIT kernels finish themselves (gemm::ukernel_args'
+// fused epilogue): f32 out, no scales and no zero point, at most one of
+// relu / leaky_relu / clip and one residual add of an f32 tensor of dst's
+// shape, in either order.  *epi_ops gets the descriptor's ops.
+bool fuse_f32_chain(const lowp::chain_spec &chain, uint8_t *epi_ops) {
+    if (chain.out != lowp::out_type::f32 || !chain.scales.empty() || chain.c_zero_point != 0.0f ||
+        chain.ops.size() > 2)
+        return false;
+    uint8_t codes[2] = {gemm::kUkEpiNone, gemm::kUkEpiNone};
+    int eltwise = 0, adds = 0;
+    for (size_t t = 0; t < chain.ops.size(); ++t) {
+        const lowp::post_op &o = chain.ops[t];
+        if (o.is_binary) {
+            if (o.binary != lowp::binary_alg::add || o.per_n || o.src_bf16) return false;
+            codes[t] = gemm::kUkEpiAdd;
+            ++adds;
+            continue;
+        }
+        switch (o.eltwise) {
+            case lowp::eltwise_alg::relu: codes[t] = gemm::kUkEpiRelu; break;
+            case lowp::eltwise_alg::leaky_relu: codes[t] = gemm::kUkEpiLeaky; break;
+            case lowp::eltwise_alg::clip: codes[t] = gemm::kUkEpiClip; break;
+            default: return false;
+        }
+        ++eltwise;
+    }
+    if (eltwise > 1 || adds > 1) return false;
+    *epi_ops = uint8_t(codes[0] | (codes[1] << 3));
+    return true;
+}
+
 }  // namespace
 
 anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_spec &chain,
@@ -614,6 +662,28 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                 k->f32[beta][m][n] = ref.fn;
                 k->keep_alive.push_back(ref.keep_alive);
             }
+    uint8_t epi_ops = 0;
+    if (!k->k_segments || !fuse_f32_chain(chain, &epi_ops)) return anvil_success;
+    for (int bias = 0; bias < 2; ++bias)
+        for (int m = 1; m <= k->mr; ++m)
+            for (int n = 1; n <= kConvNR; ++n) {
+                if (!n_needed[n]) continue;
+                gemm::ukernel_desc d{};
+                d.tier = uint8_t(be.tier());
+                d.m = uint8_t(m);
+                d.n = uint8_t(n);
+                d.a = gemm::a_access::row_major;
+                d.beta = gemm::beta_kind::zero;
+                d.alpha_one = 1;
+                d.flags = uint8_t(gemm::kUkFlagKSegments | gemm::kUkFlagRowTiles |
+                                  (bias ? gemm::kUkFlagBias : 0));
+                d.epi_ops = epi_ops;
+                gemm::ukernel_ref ref;
+                if (be.get(d, &ref) != anvil_success) return anvil_success;  // portable chain then
+                k->f32_fused[bias][m][n] = ref.fn;
+                k->keep_alive.push_back(ref.keep_alive);
+            }
+    k->f32_epi = true;
     return anvil_success;
 }
 
@@ -667,6 +737,25 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     lowp::chain_epilogue epi(chain, ops.dst, g.OC, ops.binary, ops.bias);
     c.epi = direct ? nullptr : &epi;
     c.direct_dst = direct ? static_cast<float *>(ops.dst) : nullptr;
+    c.f32_fused = nullptr;
+    c.f32_dst = c.direct_dst;
+    if (k.f32_epi && !direct) {
+        // The fp32 kernels finish the chain (fuse_f32_chain said it fits).
+        c.f32_fused = k.f32_fused[ops.bias ? 1 : 0];
+        c.f32_dst = static_cast<float *>(ops.dst);
+        c.bias = ops.bias;
+        for (size_t t = 0; t < chain.ops.size(); ++t) {
+            const lowp::post_op &o = chain.ops[t];
+            if (o.is_binary) {
+                c.binary = static_cast<const uint8_t *>(ops.binary[t]);
+                c.binary_ld = o.ld * 4;
+                c.binary_bytes = 4;
+            } else {
+                c.alpha = o.alpha;
+                c.elt_beta = o.beta;
+            }
+        }
+    }
     if (k.fused && !direct) {
         c.fused = k.lp_fused[ops.bias ? 1 : 0];
         c.dst = static_cast<uint8_t *>(ops.dst);

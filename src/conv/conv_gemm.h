@@ -34,6 +34,11 @@ struct conv_gemm_kernels {
     bool fused = false;
     bool k_segments = false;  // the kernels honour k_segs (lp: all; f32: the beta = 0 ones)
     lowp::lp_ukernel_fn lp_fused[2][2][kConvMaxMR + 1][3] = {};
+    // fp32 kernels with the chain fused into their store (JIT AVX-512:
+    // bias, one of relu / leaky_relu / clip, an f32 residual add):
+    // [bias given][m][n]; f32_epi says whether they are there.
+    bool f32_epi = false;
+    gemm::ukernel_fn f32_fused[2][kConvMaxMR + 1][kConvNR + 1] = {};
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::string backend_name;
 };

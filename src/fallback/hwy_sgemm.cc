@@ -548,7 +548,7 @@ public:
         return m >= 1 && m <= k_.mr ? max_n_[size_t(m) - 1] : k_.nr;
     }
     anvil_status_t get(const gemm::ukernel_desc &desc, gemm::ukernel_ref *out) const override {
-        if (desc.flags != 0) return anvil_unsupported;  // no K segments here
+        if (desc.flags != 0 || desc.epi_ops != 0) return anvil_unsupported;  // no call flags here
         const gemm::ukernel_fn fn = desc.n > k_.nr && wide_ ? wide_(desc.m, desc.n)
                                                              : k_.get(desc.m, desc.n);
         if (!fn) return anvil_invalid_argument;

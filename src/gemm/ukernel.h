@@ -62,6 +62,21 @@ struct ukernel_args {
     // which dominates a 1x1 convolution over 16..32 channels.
     int64_t m_tiles;
     int64_t a_tile_rs;  // elements between the A of consecutive tiles
+    // Fused epilogue (desc.flags kUkFlagBias, desc.epi_ops; kernels of
+    // backends whose supports_k_segments() is true).  After the alpha /
+    // beta step above, in this order, each as the portable post-op chain
+    // (lowp::pp_scale_bias / pp_apply) computes it, bit for bit:
+    //   C += bias[j]                       (kUkFlagBias)
+    //   then epi_ops op 0, then op 1 (kUkEpi*):
+    //   relu:   C <= 0 (-0 too) -> +0, NaN stays
+    //   leaky:  C > 0 ? C : C * elt_alpha
+    //   clip:   C < elt_alpha -> elt_alpha; then elt_beta < C -> elt_beta
+    //   add:    C += binary[i * binary_ld + j]  (an f32 tensor of C's shape;
+    //           row tiles: tile t's rows continue at row t * m)
+    const float *bias;    // column 0 of the tile
+    const float *binary;  // element (0, 0) of the tile
+    int64_t binary_ld;    // elements between its rows
+    float elt_alpha, elt_beta;
 };
 
 using ukernel_fn = void (*)(const ukernel_args *);
@@ -91,7 +106,10 @@ struct ukernel_desc {
     a_access a;
     beta_kind beta;
     uint8_t alpha_one; // 1 when alpha == 1 is known (skips the multiply)
-    uint8_t reserved;  // 0; post-op chain id in later versions
+    // The fused epilogue's ops (ukernel_args): op 0 in bits 0..2, op 1 in
+    // bits 3..5 (kUkEpi*; 0: none).  Bit 7 stays 0 (the JIT front cache tags
+    // its keys there).
+    uint8_t epi_ops;
 };
 static_assert(sizeof(ukernel_desc) == 8, "ukernel_desc must stay 8 packed bytes");
 
@@ -101,6 +119,11 @@ constexpr uint8_t kUkFlagKSegments = 1;
 // ukernel_desc.flags: the kernel honours args.m_tiles / a_tile_rs (same
 // conditions).
 constexpr uint8_t kUkFlagRowTiles = 2;
+// ukernel_desc.flags: add args.bias (the fused epilogue; same conditions).
+constexpr uint8_t kUkFlagBias = 4;
+// ukernel_desc.epi_ops codes.
+enum : uint8_t { kUkEpiNone = 0, kUkEpiRelu = 1, kUkEpiLeaky = 2, kUkEpiClip = 3, kUkEpiAdd = 4 };
+constexpr uint8_t uk_epi_op(uint8_t epi_ops, int t) { return uint8_t((epi_ops >> (3 * t)) & 7); }
 
 // A whole small GEMM in one JIT call (the LIBXSMM-style path for tiny
 // shapes): C (M x N) = alpha * A * B + beta * C with A and B read in place,

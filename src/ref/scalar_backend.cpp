@@ -13,7 +13,7 @@ public:
     int mr() const override { return 4; }
     int nr() const override { return 16; }
     anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const override {
-        if (desc.flags != 0) return anvil_unsupported;  // no K segments here
+        if (desc.flags != 0 || desc.epi_ops != 0) return anvil_unsupported;  // no call flags here
         out->fn = ref::sgemm_ukernel;
         out->keep_alive.reset();
         out->name = "scalar_sgemm_generic";
