@@ -25,7 +25,10 @@ std::string epi_suffix(uint8_t epi) {
     if (!epi) return "";
     return std::string("_epi_") + outs[epi & conv::DW_EPI_OUT_MASK] +
            (epi & conv::DW_EPI_SCALE_N ? "_scalen" : "_scale1") + (epi & conv::DW_EPI_BIAS ? "_bias" : "") +
-           (epi & conv::DW_EPI_RELU ? "_relu" : "") + (epi & conv::DW_EPI_LEAKY ? "_leaky" : "") +
+           ((epi & conv::DW_EPI_CLIP) == conv::DW_EPI_CLIP ? "_clip"
+            : epi & conv::DW_EPI_RELU                     ? "_relu"
+            : epi & conv::DW_EPI_LEAKY                    ? "_leaky"
+                                                          : "") +
            (epi & conv::DW_EPI_ZP ? "_zp" : "");
 }
 }  // namespace
@@ -393,7 +396,10 @@ void jit_conv_dw_avx512::store_fused(int nb, bool tail) {
             vmovups(tail ? Zmm(z_bias(j) | k_tail | T_z) : z_bias(j), at);
         }
     }
-    if (f & (conv::DW_EPI_RELU | conv::DW_EPI_LEAKY)) vxorps(z_zero, z_zero, z_zero);
+    if ((f & conv::DW_EPI_CLIP) == conv::DW_EPI_CLIP)  // the low bound where relu's zero goes
+        vbroadcastss(z_zero, dword[rax + offsetof(dw_ukernel_args, alpha)]);
+    else if (f & (conv::DW_EPI_RELU | conv::DW_EPI_LEAKY))
+        vxorps(z_zero, z_zero, z_zero);
     const int ob = out_bytes();
     for (int r = 0; r < m_; ++r)
         for (int j = 0; j < nb; ++j) {
@@ -407,11 +413,18 @@ void jit_conv_dw_avx512::finish_vec(const Zmm &v, int j) {
     if (is_int()) vcvtdq2ps(v, v);  // exact int32 -> float, rounded to nearest even
     vmulps(v, v, z_scale(j));       // scales[c] or scales[0] (1.0f: exact)
     if (f & conv::DW_EPI_BIAS) vaddps(v, v, z_bias(j));
-    if (f & conv::DW_EPI_RELU) {
+    if ((f & conv::DW_EPI_CLIP) == conv::DW_EPI_CLIP) {
+        // x < lo -> lo, then hi < x -> hi (NaN stays); z_t1 is free until
+        // the store.
+        vcmpps(k_tmp, v, z_zero, 17);
+        vmovaps(v | k_tmp, z_zero);
+        vbroadcastss(z_t1, dword[rax + offsetof(dw_ukernel_args, beta)]);
+        vcmpps(k_tmp, z_t1, v, 17);
+        vmovaps(v | k_tmp, z_t1);
+    } else if (f & conv::DW_EPI_RELU) {
         vcmpps(k_tmp, v, z_zero, 2);  // x <= 0 (ordered): +0; NaN stays
         vxorps(v | k_tmp, v, v);
-    }
-    if (f & conv::DW_EPI_LEAKY) {
+    } else if (f & conv::DW_EPI_LEAKY) {
         vcmpps(k_tmp, v, z_zero, 14);  // x > 0 keeps x; else (NaN too) alpha * x
         knotw(k_tmp, k_tmp);
         vmulps(v | k_tmp, v, ptr_b[rax + offsetof(dw_ukernel_args, alpha)]);

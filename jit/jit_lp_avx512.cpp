@@ -19,7 +19,7 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
     const int add = d.epi_ops & lowp::EPI_ADD_MASK;
     const std::string add_name = add == lowp::EPI_ADD_F32 ? "_addf32" : add == lowp::EPI_ADD_BF16 ? "_addbf16" : "";
     const bool add_early = !(d.epi_ops & lowp::EPI_ADD_LATE);
-    static const char *const elt_names[8] = {"", "_gelu_tanh", "_silu", "_sigmoid", "_gelu_erf", "_tanh", "", ""};
+    static const char *const elt_names[8] = {"", "_gelu_tanh", "_silu", "_sigmoid", "_gelu_erf", "_tanh", "_clip", ""};
     const int elt = (d.epi_ops & lowp::EPI_ELT_MASK) >> 3;
     if (d.epi_out != lowp::EPI_NONE && d.epi_out <= lowp::EPI_S32)
         name += std::string("_epi_") + outs[d.epi_out] + (d.epi_flags & lowp::EPI_COMP ? "_comp" : "") +
@@ -37,7 +37,7 @@ jit_lp_avx512::jit_lp_avx512(const lowp::lp_ukernel_desc &d) : jit_lp_generator(
     generate(lowp::kMR, true);  // 12 x 2 accumulators fit the 32 zmm: one chunk
     if (d_.epi_out != lowp::EPI_NONE) {
         emit_store_constants(*this, consts_);  // after the return
-        if (d_.epi_ops & lowp::EPI_ELT_MASK) emit_eltwise_constants(*this, elt_consts_);
+        if (elt_op()) emit_eltwise_constants(*this, elt_consts_);
     }
 }
 
@@ -156,6 +156,10 @@ void jit_lp_avx512::store_fused() {
     if (f & lowp::EPI_BIAS) mov(rdx, ptr[reg_args + offsetof(lp_ukernel_args, bias)]);
     if (f & (lowp::EPI_RELU | lowp::EPI_LEAKY)) vxorps(z_zero, z_zero, z_zero);
     if (f & lowp::EPI_LEAKY) vbroadcastss(z_alpha, dword[reg_args + offsetof(lp_ukernel_args, alpha)]);
+    if (is_clip()) {  // the bounds in the registers relu / leaky_relu would use
+        vbroadcastss(z_zero, dword[reg_args + offsetof(lp_ukernel_args, alpha)]);
+        vbroadcastss(z_alpha, dword[reg_args + offsetof(lp_ukernel_args, beta)]);
+    }
     kmovw(k1, word[reg_args + offsetof(lp_ukernel_args, store_mask)]);
     if (d_.nv > 1) kmovw(k2, word[reg_args + offsetof(lp_ukernel_args, store_mask) + 2]);
     if (fast_bf16_store()) {
@@ -270,7 +274,8 @@ void jit_lp_avx512::finish_vec(const Zmm &v, int j) {
     finish_post(v, j);
 }
 
-// Compensation, scales, bias, an early residual add and relu / leaky_relu.
+// Compensation, scales, bias, an early residual add and relu / leaky_relu /
+// clip.
 void jit_lp_avx512::finish_pre(const Zmm &v, int j) {
     using lowp::lp_ukernel_args;
     const uint8_t f = d_.epi_flags;
@@ -303,6 +308,12 @@ void jit_lp_avx512::finish_pre(const Zmm &v, int j) {
         vcmpps(k_tmp, v, z_zero, 14);  // x > 0 keeps x; else (NaN too) alpha * x
         knotw(k_tmp, k_tmp);
         vmulps(v | k_tmp, z_alpha, v);
+    }
+    if (is_clip()) {  // x < lo -> lo, then hi < x -> hi (NaN stays)
+        vcmpps(k_tmp, v, z_zero, 17);
+        vmovaps(v | k_tmp, z_zero);
+        vcmpps(k_tmp, z_alpha, v, 17);
+        vmovaps(v | k_tmp, z_alpha);
     }
 }
 

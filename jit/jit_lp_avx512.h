@@ -27,6 +27,7 @@ private:
     Xbyak::Zmm b_vec(int j) const { return Xbyak::Zmm(31 - j); }
     Xbyak::Zmm bcast(int i) const { return Xbyak::Zmm(31 - d_.nv - i % n_bcast_); }
     bool is_int() const { return d_.kind == lowp::lp_kind::u8s8; }
+    bool is_clip() const { return (d_.epi_ops & lowp::EPI_ELT_MASK) == lowp::EPI_ELT_CLIP; }
     void load_vec(const Xbyak::Zmm &z, const Xbyak::Address &src);
     void store_vec(const Xbyak::Address &dst, const Xbyak::Zmm &z);
 

@@ -571,10 +571,11 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
     auto rnd = [&] { return seed = seed * 1664525u + 1013904223u; };
     for (dw_kind kind : {dw_kind::f32, dw_kind::bf16, dw_kind::u8, dw_kind::s8})
         for (int o = 0; o < 4; ++o)
-            for (int flags = 0; flags < 24; ++flags) {
-                const int scale = flags % 3, act = flags / 3 % 4;  // act 3: relu + zp + bias
+            for (int flags = 0; flags < 30; ++flags) {
+                // act 3: relu + zp + bias; act 4: clip + bias
+                const int scale = flags % 3, act = flags / 3 % 5;
                 const bool bias = act >= 2, zp = (flags & 1) != 0 || act == 3;
-                const int elt = act == 3 ? 1 : act;                // 0 none, 1 relu, 2 leaky
+                const int elt = act == 3 ? 1 : act == 4 ? 3 : act;  // 0 none, 1 relu, 2 leaky, 3 clip
                 for (int m : {1, 3, 8})
                     for (int64_t channels : {int64_t(1), int64_t(17), int64_t(50)}) {
                         CAPTURE(kind_name(kind));
@@ -589,6 +590,7 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
                         if (bias) epi |= DW_EPI_BIAS;
                         if (elt == 1) epi |= DW_EPI_RELU;
                         if (elt == 2) epi |= DW_EPI_LEAKY;
+                        if (elt == 3) epi |= DW_EPI_CLIP;
                         if (zp) epi |= DW_EPI_ZP;
                         dw_ukernel_ref plain, fused;
                         REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc), &plain) ==
@@ -637,11 +639,14 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
                         if (scale == 1) ch.scales.assign(1, scales[0]);
                         if (scale == 2) ch.scales = scales;
                         ch.scales_per_n = scale == 2;
-                        const float alpha = 0.375f;
+                        const float alpha = elt == 3 ? -2.5f : 0.375f, beta = 7.0f;  // clip: [-2.5, 7]
                         if (elt) {
                             lowp::post_op op;
-                            op.eltwise = elt == 1 ? lowp::eltwise_alg::relu : lowp::eltwise_alg::leaky_relu;
+                            op.eltwise = elt == 1   ? lowp::eltwise_alg::relu
+                                         : elt == 2 ? lowp::eltwise_alg::leaky_relu
+                                                    : lowp::eltwise_alg::clip;
                             op.alpha = elt == 1 ? 0.0f : alpha;
+                            op.beta = beta;
                             ch.ops.push_back(op);
                         }
                         ch.c_zero_point = zp ? 5.0f : 0.0f;
@@ -677,6 +682,7 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
                         a.bias = bias ? biasv.data() : nullptr;
                         a.dst_zero_point = ch.c_zero_point;
                         a.alpha = alpha;
+                        a.beta = beta;
                         fused.fn(&a);
                         CHECK(got == want);
                     }

@@ -103,7 +103,8 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     add_op.ld = ld;
     post_op elt_op;
     elt_op.eltwise = c.elt;
-    elt_op.alpha = 0.125f;
+    elt_op.alpha = c.elt == lowp::eltwise_alg::clip ? -0.5f : 0.125f;  // clip: [-0.5, 0.75]
+    elt_op.beta = 0.75f;
     if (c.add == 1) spec.ops.push_back(add_op);
     if (c.has_elt) spec.ops.push_back(elt_op);
     if (c.add == 2) spec.ops.push_back(add_op);
@@ -209,6 +210,7 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     fa.bias = bias.data();
     fa.zero_point = spec.c_zero_point;
     fa.alpha = elt_op.alpha;
+    fa.beta = elt_op.beta;
     fa.binary = static_cast<const uint8_t *>(res);
     fa.binary_ld = ld * (c.add_bf16 ? 2 : 4);
     fa.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
@@ -242,7 +244,7 @@ TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit 
     const lowp::eltwise_alg elts[] = {lowp::eltwise_alg::gelu_tanh, lowp::eltwise_alg::silu,
                                       lowp::eltwise_alg::sigmoid, lowp::eltwise_alg::gelu_erf,
                                       lowp::eltwise_alg::tanh, lowp::eltwise_alg::relu,
-                                      lowp::eltwise_alg::leaky_relu};
+                                      lowp::eltwise_alg::leaky_relu, lowp::eltwise_alg::clip};
     const out_type outs[] = {out_type::f32, out_type::bf16, out_type::u8, out_type::s8};
     int checked = 0;
     for (lp_kind kind : {lp_kind::bf16, lp_kind::u8s8}) {
@@ -251,7 +253,7 @@ TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit 
             MESSAGE("no AVX-512 lp kernels of this kind here: nothing to check");
             continue;
         }
-        for (int e = -1; e < 7; ++e)
+        for (int e = -1; e < 8; ++e)
             for (int add = 0; add < 3; ++add) {
                 if (e < 0 && add == 2) continue;  // "after" needs an eltwise op
                 for (out_type out : outs)

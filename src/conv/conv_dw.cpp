@@ -44,7 +44,7 @@ struct dw_ctx {
     const float *scales = nullptr;  // channel 0 (scales_per_n) or the one scale
     bool scales_per_n = false;
     const float *bias = nullptr;
-    float dst_zero_point = 0.0f, alpha = 0.0f;
+    float dst_zero_point = 0.0f, alpha = 0.0f, beta = 0.0f;  // the eltwise op's parameters
 };
 
 // The fused operands of a call over channels [c0, ...).
@@ -53,6 +53,7 @@ void set_fused_args(const dw_ctx &c, int64_t c0, dw_ukernel_args *a) {
     a->bias = c.bias ? c.bias + c0 : nullptr;
     a->dst_zero_point = c.dst_zero_point;
     a->alpha = c.alpha;
+    a->beta = c.beta;
 }
 
 const float kOne = 1.0f;  // the scale of a chain without scales
@@ -288,7 +289,8 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
 
 // dw_ukernel_desc::epi for the chain (without DW_EPI_BIAS: bias is known
 // only at execute), or 0 when it needs the chain epilogue: post-ops other
-// than one relu / leaky_relu, s32 output, bias in the spec, compensation.
+// than one relu / leaky_relu / clip, s32 output, bias in the spec,
+// compensation.
 uint8_t fused_epi_of(const lowp::chain_spec &ch) {
     if (ch.ops.size() > 1 || ch.bo != 0 || ch.ao != 0 || ch.a_shift != 0 || !ch.bias.empty()) return 0;
     uint8_t f = 0;
@@ -299,6 +301,8 @@ uint8_t fused_epi_of(const lowp::chain_spec &ch) {
             f |= DW_EPI_RELU;
         else if (o.eltwise == lowp::eltwise_alg::leaky_relu)
             f |= DW_EPI_LEAKY;
+        else if (o.eltwise == lowp::eltwise_alg::clip)
+            f |= DW_EPI_CLIP;
         else
             return 0;
     }
@@ -349,7 +353,7 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spe
         }
     // Fused kernels for bf16 / int8 sources (an f32 one without a chain
     // writes dst directly anyway), both bias variants.
-    const uint8_t epi = k->kind != dw_kind::f32 && be.supports_fused_epilogue() ? fused_epi_of(chain) : 0;
+    const uint8_t epi = be.supports_fused_epilogue() ? fused_epi_of(chain) : 0;
     if (!epi) return anvil_success;
     for (int bias = 0; bias < 2; ++bias)
         for (int m = 1; m <= kDwMaxM; ++m)
@@ -394,6 +398,7 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
         c.bias = ops.bias;
         c.dst_zero_point = chain.c_zero_point;
         c.alpha = chain.ops.empty() ? 0.0f : chain.ops[0].alpha;
+        c.beta = chain.ops.empty() ? 0.0f : chain.ops[0].beta;
     }
     // Rows per item, from the shapes only: groups of as many rows as the
     // acc buffer holds (kDwMaxM when the kernels write dst).

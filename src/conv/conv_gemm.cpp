@@ -103,8 +103,8 @@ struct call_ctx {
     bool scales_per_n;
     const float *bias;
     float zero_point;
-    float alpha;     // a fused leaky_relu's slope (a clip's low bound, fp32)
-    float elt_beta;  // a fused clip's high bound (fp32)
+    float alpha;     // a fused leaky_relu's slope, or a clip's low bound
+    float elt_beta;  // a fused clip's high bound
     const uint8_t *binary;  // a fused residual add's operand (element (0, 0)), or null
     int64_t binary_ld;      // its row stride, bytes
     int binary_bytes;       // its element size
@@ -143,6 +143,7 @@ lowp::lp_ukernel_args fused_args(const call_ctx &c, int64_t grp, int64_t pn, int
     a.bias = c.bias ? c.bias + j : nullptr;
     a.zero_point = c.zero_point;
     a.alpha = c.alpha;
+    a.beta = c.elt_beta;
     if (c.binary) {
         a.binary = c.binary + q0 * c.binary_ld + j * c.binary_bytes;
         a.binary_ld = c.binary_ld;
@@ -768,6 +769,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
         lowp::fused_chain fc;
         lowp::fuse_chain(chain, &fc);  // true: k.fused
         c.alpha = fc.eltwise_op >= 0 ? chain.ops[size_t(fc.eltwise_op)].alpha : 0.0f;
+        c.elt_beta = fc.eltwise_op >= 0 ? chain.ops[size_t(fc.eltwise_op)].beta : 0.0f;
         if (fc.binary_op >= 0) {  // the fused residual add
             const lowp::post_op &o = chain.ops[size_t(fc.binary_op)];
             c.binary = static_cast<const uint8_t *>(ops.binary[fc.binary_op]);

@@ -54,7 +54,6 @@ inline bool dw_desc_valid(const dw_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kDwMaxM && uint8_t(d.kind) <= uint8_t(dw_kind::s8) &&
            d.has_zero_point <= 1 && d.narrow_int <= 1 && d.row_taps <= kDwMaxRowTaps &&
            (d.epi & DW_EPI_OUT_MASK) <= 4 && (d.epi == 0 || (d.epi & DW_EPI_OUT_MASK) != 0) &&
-           (d.epi & (DW_EPI_RELU | DW_EPI_LEAKY)) != (DW_EPI_RELU | DW_EPI_LEAKY) &&
            (d.row_taps == 0 ? d.row_step == 0 : d.row_step >= 1 && d.row_step <= kDwMaxRowStep);
 }
 

@@ -64,7 +64,9 @@ struct dw_ukernel_args {
     //       driver points at 1.0f when the chain has no scale: exact)
     //   x = x + bias[c] (DW_EPI_BIAS)
     //   x = relu(x) (DW_EPI_RELU: x <= 0 -> +0) | leaky_relu(x, alpha)
-    //       (DW_EPI_LEAKY: x > 0 ? x : alpha * x)
+    //       (DW_EPI_LEAKY: x > 0 ? x : alpha * x) | clip(x, alpha, beta)
+    //       (DW_EPI_CLIP, both bits: x < alpha -> alpha, then beta < x ->
+    //       beta; relu6 is clip(0, 6))
     //   x = x + dst_zero_point (DW_EPI_ZP)
     //   dst = convert(x) to the output type (f32; bf16 RNE, NaN quiet;
     //         u8 / s8: NaN -> 0, clamped, rounded to nearest even)
@@ -76,7 +78,8 @@ struct dw_ukernel_args {
     const float *scales;
     const float *bias;
     float dst_zero_point;
-    float alpha;  // DW_EPI_LEAKY's slope
+    float alpha;  // DW_EPI_LEAKY's slope; DW_EPI_CLIP's low bound
+    float beta;   // DW_EPI_CLIP's high bound
 };
 
 // dw_ukernel_desc::epi: bits 0..2 the output type (0: no epilogue, acc as
@@ -87,6 +90,7 @@ enum : uint8_t {
     DW_EPI_BIAS = 16,
     DW_EPI_RELU = 32,
     DW_EPI_LEAKY = 64,
+    DW_EPI_CLIP = DW_EPI_RELU | DW_EPI_LEAKY,  // the two are exclusive: both mean clip
     DW_EPI_ZP = 128,
 };
 

@@ -35,6 +35,7 @@ chain_epilogue::chain_epilogue(const chain_spec &spec, void *C, int64_t ldc,
         fused_flags_ = uint8_t(fc.flags | (bias_ ? EPI_BIAS : 0));
         fused_ops_ = fc.ops;
         fused_alpha_ = fc.eltwise_op >= 0 ? spec.ops[size_t(fc.eltwise_op)].alpha : 0.0f;
+        fused_beta_ = fc.eltwise_op >= 0 ? spec.ops[size_t(fc.eltwise_op)].beta : 0.0f;
         fused_binary_ = fc.binary_op;
     }
 }
@@ -57,6 +58,7 @@ void chain_epilogue::fused_args(int64_t i, int64_t j, int64_t n, const int32_t *
     a->bias = bias_ ? bias_ + j : nullptr;
     a->zero_point = s_.c_zero_point;
     a->alpha = fused_alpha_;
+    a->beta = fused_beta_;
     if (fused_binary_ >= 0) {
         const post_op &o = s_.ops[size_t(fused_binary_)];
         const int64_t eb = o.src_bf16 ? 2 : 4;

@@ -47,7 +47,8 @@ private:
     bool exact_s32_ = false;  // int8 -> s32 with no scale, bias or post-op
     bool fusable_ = false;    // fuse_chain() holds for the spec
     uint8_t fused_out_ = 0, fused_flags_ = 0, fused_ops_ = 0;
-    float fused_alpha_ = 0;        // the eltwise op's alpha (leaky_relu)
+    float fused_alpha_ = 0;        // the eltwise op's alpha (leaky_relu, clip)
+    float fused_beta_ = 0;         // and beta (clip)
     int fused_binary_ = -1;        // the residual add's index in spec.ops
 };
 

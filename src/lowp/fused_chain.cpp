@@ -12,7 +12,8 @@ bool eltwise_bits(const post_op &o, uint8_t *flags, uint8_t *ops) {
         case eltwise_alg::sigmoid: *ops |= EPI_ELT_SIGMOID; return true;
         case eltwise_alg::gelu_erf: *ops |= EPI_ELT_GELU_ERF; return true;
         case eltwise_alg::tanh: *ops |= EPI_ELT_TANH; return true;
-        default: return false;  // clip: the portable chain
+        case eltwise_alg::clip: *ops |= EPI_ELT_CLIP; return true;
+        default: return false;
     }
 }
 

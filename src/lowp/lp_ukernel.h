@@ -80,9 +80,10 @@ struct lp_ukernel_args {
     //       bf16; bf16 widened exactly) -- here, or after the eltwise op
     //       when desc.epi_ops has EPI_ADD_LATE
     //   x = relu(x) (EPI_RELU) | leaky_relu(x, alpha) (EPI_LEAKY) |
-    //       gelu_tanh / gelu_erf / silu / sigmoid / tanh (EPI_ELT_* in desc.epi_ops), as the
-    //       chain's eltwise ops, bit for bit (x <= 0 -> +0; x > 0 ? x :
-    //       alpha * x; docs/postops.md)
+    //       gelu_tanh / gelu_erf / silu / sigmoid / tanh / clip(x, alpha,
+    //       beta) (EPI_ELT_* in desc.epi_ops), as the chain's eltwise ops,
+    //       bit for bit (x <= 0 -> +0; x > 0 ? x : alpha * x; clip: x <
+    //       alpha -> alpha, then beta < x -> beta; docs/postops.md)
     //   x = x + zero_point (EPI_ZP)
     //   dst = convert(x) to epi_out (f32; bf16 RNE, NaN quiet; u8 / s8:
     //         NaN -> 0, clamped, rounded to nearest even)
@@ -94,7 +95,8 @@ struct lp_ukernel_args {
     int32_t col_factor;
     float zero_point;
     uint16_t store_mask[2];
-    float alpha;  // EPI_LEAKY's slope
+    float alpha;  // EPI_LEAKY's slope; EPI_ELT_CLIP's low bound
+    float beta;   // EPI_ELT_CLIP's high bound
     const uint8_t *binary;  // desc.epi_ops: the residual at the tile's first element
     int64_t binary_ld;      // bytes between its rows
     // Row tiles (fused-epilogue kernels only; 0 or 1: one tile).  A call
@@ -148,6 +150,7 @@ enum : uint8_t {
     EPI_ELT_SIGMOID = 3 << 3,
     EPI_ELT_GELU_ERF = 4 << 3,
     EPI_ELT_TANH = 5 << 3,
+    EPI_ELT_CLIP = 6 << 3,  // not transcendental: compares (relu6 is clip(0, 6))
     EPI_ELT_MASK = 7 << 3,
 };
 
