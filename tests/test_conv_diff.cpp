@@ -923,6 +923,19 @@ std::vector<conv_cfg> thread_cases() {
     dw.f = fill::fraction;
     dw.ops = chain(6);
     v.push_back(dw);
+    // Small maps, where several threads split the work finer (fewer
+    // panels per block, then fewer pixels per 1x1 unit): f32 and bf16.
+    for (const char *desc : {"mb1ic96ih7iw7oc160kh1", "mb1ic64ih7iw7oc96kh3ph1"}) {
+        REQUIRE(anvil::conv::parse_conv_descriptor(desc, &s, &err));
+        conv_cfg small;
+        small.s = s;
+        small.f = fill::fraction;
+        small.bias = true;
+        small.ops = chain(2);
+        v.push_back(small);
+        small.src = small.wei = small.dst = anvil_dt_bf16;
+        v.push_back(small);
+    }
     return v;
 }
 

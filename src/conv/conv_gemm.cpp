@@ -18,6 +18,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // 12 x 256 fp32 / int32 = 12 KiB, in L1 with the weights' stream.
 constexpr int64_t kMaxPanelsPerBlock = 8;
 
+// Work items per thread below which a multi-thread call splits them finer.
+constexpr int64_t kItemsPerThread = 4;
+
 // Bytes between the gathered im2col rows: an odd number of cache
 // lines, for the reason lowp::a_row_bytes gives.
 int64_t im2col_row_bytes(int64_t bytes) {
@@ -80,7 +83,7 @@ struct call_ctx {
     bool k_segments;         // the kernels reduce over a tile's kernel rows in one call
     int64_t seg_rs;          // bytes between those rows' A (k_segments)
     int64_t units;           // pixel units: output rows, or chunks of tiles
-    int64_t unit_pixels;     // pixels per chunk (contiguous, im2col_all)
+    int64_t unit_pixels;     // most pixels per chunk (contiguous, im2col_all)
     int64_t panels_per_block;
     int64_t blocks_per_group;
     int64_t row_bytes_im2col;
@@ -506,8 +509,10 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
     const int64_t pix_bytes = p.Cv * p.eb;
     const int64_t grp_off = grp * p.ICgp * p.eb;
     if (c.contiguous || p.im2col_all) {
-        const int64_t q_begin = unit * c.unit_pixels;
-        const int64_t len = std::min(c.unit_pixels, g.pixels() - q_begin);
+        // Near-equal units of at most unit_pixels (49 pixels in units of
+        // 48 would leave a unit of 1).
+        const int64_t q_begin = g.pixels() * unit / c.units;
+        const int64_t len = g.pixels() * (unit + 1) / c.units - q_begin;
         if (c.row_tiles) {
             run_row_tiles(c, c.src + q_begin * pix_bytes + grp_off, pix_bytes, q_begin, len, grp, p0,
                           p1, 0, 0, acc_buf);
@@ -715,8 +720,24 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
         c.units = g.N * g.OH;
     }
     c.row_bytes_im2col = im2col_row_bytes(p.K * p.eb + 32);  // + copy_pieces' slack
-    const int64_t items = c.units * c.blocks_per_group * g.G;
     const int nthreads = threading::num_threads();
+    // Several threads on a small layer (7 x 7 or 14 x 14 maps, few oc
+    // blocks): items a few times the threads, so contiguous ranges of them
+    // come out even -- fewer panels per block first, then (1x1) fewer
+    // pixels per unit.  No output element changes its K order, so the
+    // results stay bitwise those of one thread.
+    while (nthreads > 1 && c.units * c.blocks_per_group * g.G < kItemsPerThread * nthreads) {
+        if (c.panels_per_block > 1) {
+            c.panels_per_block = ceil_div(c.panels_per_block, 2);
+            c.blocks_per_group = ceil_div(p.np, c.panels_per_block);
+        } else if ((c.contiguous || p.im2col_all) && c.unit_pixels > k.mr) {
+            c.unit_pixels = std::max<int64_t>(k.mr, c.unit_pixels / 2);
+            c.units = ceil_div(g.pixels(), c.unit_pixels);
+        } else {
+            break;
+        }
+    }
+    const int64_t items = c.units * c.blocks_per_group * g.G;
     const int64_t nw = std::min<int64_t>(items, nthreads);
     const int64_t acc_bytes = int64_t(kConvMaxMR) * kConvNR * kMaxPanelsPerBlock * 4;
     const int64_t slot_bytes = acc_bytes + (p.im2col_all ? k.mr * c.row_bytes_im2col : 0);
