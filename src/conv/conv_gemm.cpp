@@ -710,9 +710,15 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
                    g.PT == 0 && g.PL == 0 && g.PB == 0 && g.PR == 0 && g.IH == g.OH && g.IW == g.OW;
     // Weights of an oc block stay in L2 while every tile of a unit runs.
     const int64_t panel_bytes = p.K * kConvNR * (p.path == conv_path::gemm_f32 ? 4 : p.gk == 2 ? 2 : 1);
-    c.panels_per_block = std::max<int64_t>(
-        1, std::min<int64_t>({p.np, kMaxPanelsPerBlock, (256 * 1024) / panel_bytes}));
-    c.blocks_per_group = ceil_div(p.np, c.panels_per_block);
+    // Blocks of near-equal panel counts (4 panels as 2 + 2, not 3 + 1):
+    // threads take contiguous ranges of items, so one block three times
+    // another's size gave one thread three quarters of the work (bf16
+    // res3a_branch2b at 2 threads: 0.62x oneDNN).
+    auto set_blocks = [&](int64_t most_panels) {
+        c.blocks_per_group = ceil_div(p.np, std::max<int64_t>(1, most_panels));
+        c.panels_per_block = ceil_div(p.np, c.blocks_per_group);
+    };
+    set_blocks(std::min<int64_t>({p.np, kMaxPanelsPerBlock, (256 * 1024) / panel_bytes}));
     if (c.contiguous || p.im2col_all) {
         c.unit_pixels = int64_t(k.mr) * 8;
         c.units = ceil_div(g.pixels(), c.unit_pixels);
@@ -728,8 +734,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     // results stay bitwise those of one thread.
     while (nthreads > 1 && c.units * c.blocks_per_group * g.G < kItemsPerThread * nthreads) {
         if (c.panels_per_block > 1) {
-            c.panels_per_block = ceil_div(c.panels_per_block, 2);
-            c.blocks_per_group = ceil_div(p.np, c.panels_per_block);
+            set_blocks(c.panels_per_block / 2);
         } else if ((c.contiguous || p.im2col_all) && c.unit_pixels > k.mr) {
             c.unit_pixels = std::max<int64_t>(k.mr, c.unit_pixels / 2);
             c.units = ceil_div(g.pixels(), c.unit_pixels);
