@@ -561,6 +561,22 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
     });
 }
 
+// An fp32 kernel of the convolution: row-major A read in place, alpha 1,
+// beta 0 or 1 (accumulating calls), the call flags and fused ops given.
+gemm::ukernel_desc conv_f32_desc(const gemm::backend &be, int m, int n, bool beta_one,
+                                 uint8_t flags, uint8_t epi_ops) {
+    gemm::ukernel_desc d{};
+    d.tier = uint8_t(be.tier());
+    d.m = uint8_t(m);
+    d.n = uint8_t(n);
+    d.a = gemm::a_access::row_major;
+    d.beta = beta_one ? gemm::beta_kind::one : gemm::beta_kind::zero;
+    d.alpha_one = 1;
+    d.flags = flags;
+    d.epi_ops = epi_ops;
+    return d;
+}
+
 // The fp32 chains the JIT kernels finish themselves (gemm::ukernel_args'
 // fused epilogue): f32 out, no scales and no zero point, at most one of
 // relu / leaky_relu / clip and one residual add of an f32 tensor of dst's
@@ -653,15 +669,9 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
         for (int m = 1; m <= k->mr; ++m)
             for (int n = 1; n <= kConvNR; ++n) {
                 if (!n_needed[n]) continue;
-                gemm::ukernel_desc d{};
-                d.tier = uint8_t(be.tier());
-                d.m = uint8_t(m);
-                d.n = uint8_t(n);
-                d.a = gemm::a_access::row_major;
-                d.beta = beta ? gemm::beta_kind::one : gemm::beta_kind::zero;
-                d.alpha_one = 1;
-                if (!beta && k->k_segments)
-                    d.flags = gemm::kUkFlagKSegments | gemm::kUkFlagRowTiles;
+                const uint8_t flags =
+                    !beta && k->k_segments ? gemm::kUkFlagKSegments | gemm::kUkFlagRowTiles : 0;
+                const gemm::ukernel_desc d = conv_f32_desc(be, m, n, beta != 0, flags, 0);
                 gemm::ukernel_ref ref;
                 const anvil_status_t st = be.get(d, &ref);
                 if (st != anvil_success) return st;
@@ -674,16 +684,9 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
         for (int m = 1; m <= k->mr; ++m)
             for (int n = 1; n <= kConvNR; ++n) {
                 if (!n_needed[n]) continue;
-                gemm::ukernel_desc d{};
-                d.tier = uint8_t(be.tier());
-                d.m = uint8_t(m);
-                d.n = uint8_t(n);
-                d.a = gemm::a_access::row_major;
-                d.beta = gemm::beta_kind::zero;
-                d.alpha_one = 1;
-                d.flags = uint8_t(gemm::kUkFlagKSegments | gemm::kUkFlagRowTiles |
-                                  (bias ? gemm::kUkFlagBias : 0));
-                d.epi_ops = epi_ops;
+                const uint8_t flags = uint8_t(gemm::kUkFlagKSegments | gemm::kUkFlagRowTiles |
+                                              (bias ? gemm::kUkFlagBias : 0));
+                const gemm::ukernel_desc d = conv_f32_desc(be, m, n, false, flags, epi_ops);
                 gemm::ukernel_ref ref;
                 if (be.get(d, &ref) != anvil_success) return anvil_success;  // portable chain then
                 k->f32_fused[bias][m][n] = ref.fn;
