@@ -264,16 +264,8 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             const int64_t n = std::min<int64_t>(c.k->nrb, w - c0);
             a.n = n;
             a.c = out + c0;
-            if (c.k_segments && !t.im2col) {
-                // One call reduces over all the kernel rows.
-                a.a = reinterpret_cast<const float *>(t.a + a_off(s_first));
-                a.b = panel + s_first * kcall * kConvNR + c0;
-                a.k_segs = s_last - s_first + 1;
-                a.a_seg_rs = c.seg_rs / 4;
-                a.beta = 0.0f;
-                c.k->f32[0][t.m][n](&a);
-                continue;
-            }
+            // (fp32 kernels with K segments never get here: run_row_tiles_f32
+            // takes every tile they could reduce in one call.)
             for (int64_t s = s_first; s <= s_last; ++s) {
                 const int acc = s > s_first;
                 a.a = reinterpret_cast<const float *>(t.a + a_off(s));
