@@ -1,6 +1,7 @@
 #include "conv/conv_gemm.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "fallback/hwy_expand.h"
@@ -36,6 +37,13 @@ inline void configure_tiles(const conv_gemm_kernels &k, int acc, int m, int nv) 
 
 int64_t panel_width(const conv_plan &p, int64_t panel) {
     return std::min<int64_t>(kConvNR, p.g.OCg - panel * kConvNR);
+}
+
+// One panel of each width there is: the first (full unless it is the only
+// one) and the last.  Walking all p.np panels instead made creating a
+// handle with a huge OC take minutes (found by the fuzzer).
+std::array<int64_t, 2> distinct_width_panels(const conv_plan &p) {
+    return {0, std::max<int64_t>(0, p.np - 1)};
 }
 
 // The source as the kernels read it: a padded / shifted copy when the plan
@@ -611,7 +619,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
         if (be.uses_tiles()) k->tile_backend = &be;
         k->k_segments = be.supports_k_segments();
         bool nv_needed[3] = {false, false, false};
-        for (int64_t pn = 0; pn < p.np; ++pn) nv_needed[ceil_div(panel_width(p, pn), 16)] = true;
+        for (const int64_t pn : distinct_width_panels(p)) nv_needed[ceil_div(panel_width(p, pn), 16)] = true;
         for (int acc = 0; acc < 2; ++acc)
             for (int m = 1; m <= k->mr; ++m)
                 for (int nv = 1; nv <= 2; ++nv) {
@@ -653,7 +661,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
     // has them (with k_segs = m_tiles = 0 they are plain tile kernels).
     k->k_segments = be.supports_k_segments();
     bool n_needed[kConvNR + 1] = {};
-    for (int64_t pn = 0; pn < p.np; ++pn) {
+    for (const int64_t pn : distinct_width_panels(p)) {
         const int64_t w = panel_width(p, pn);
         for (int64_t c0 = 0; c0 < w; c0 += k->nrb) n_needed[std::min<int64_t>(k->nrb, w - c0)] = true;
     }
