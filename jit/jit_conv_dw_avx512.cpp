@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "jit/jit_store_convert.h"
+#include "lowp/lp_ukernel.h"
 
 namespace anvil::jit {
 
@@ -53,6 +54,7 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     if (!is_int()) d_.has_zero_point = 0;
     epi_out_ = uint8_t(d.epi & conv::DW_EPI_OUT_MASK);
     if (epi_out_ > 4 || (d.epi != 0 && epi_out_ == 0)) XBYAK_THROW(ERR_INTERNAL)
+    fast_bf16_ = epi_out_ == lowp::EPI_BF16 && d.tier >= anvil_isa_avx512_core_bf16;
     prologue();
     block_loop();
     epilogue();
@@ -400,12 +402,60 @@ void jit_conv_dw_avx512::store_fused(int nb, bool tail) {
         vbroadcastss(z_zero, dword[rax + offsetof(dw_ukernel_args, alpha)]);
     else if (f & (conv::DW_EPI_RELU | conv::DW_EPI_LEAKY))
         vxorps(z_zero, z_zero, z_zero);
+    if (fast_bf16_) {
+        store_bf16_fast(nb, tail);
+        return;
+    }
     const int ob = out_bytes();
     for (int r = 0; r < m_; ++r)
         for (int j = 0; j < nb; ++j) {
             finish_vec(acc(r, j), j);
             store_converted(ptr[acc_at(r) + j * kLanes * ob], acc(r, j), tail);
         }
+}
+
+// vcvtne2ps2bf16 rounds as lowp::f32_to_bf16 does (RNE, NaN quieted) except
+// that it flushes denormal inputs to a signed zero, so the finished values
+// are screened as in jit_lp_avx512::store_rows_bf16_fast: with y = bits(x)
+// << 1, x is denormal exactly when y - 2 (wrapping) is unsigned-below
+// 0x00fffffe.  If any is, every pixel is stored again with the exact
+// sequence (the finished values are still in the accumulators): the
+// result is bit for bit the portable epilogue's.  Registers: zmm24 the
+// packed words, zmm25 the running minimum, zmm26 a temporary, zmm27 the
+// constant 2 (all free at the store).
+void jit_conv_dw_avx512::store_bf16_fast(int nb, bool tail) {
+    const Zmm packed(24), screen_min(25), screen_tmp(26), two(27);
+    mov(r13d, 2);
+    vpbroadcastd(two, r13d);
+    vpternlogd(screen_min, screen_min, screen_min, 0xff);  // all ones: nothing seen yet
+    for (int r = 0; r < m_; ++r) {
+        for (int j = 0; j < nb; ++j) {
+            finish_vec(acc(r, j), j);
+            vpaddd(screen_tmp, acc(r, j), acc(r, j));
+            vpsubd(screen_tmp, screen_tmp, two);
+            // A tail's lanes past the channels are never stored; at worst
+            // (a denormal clip bound or zero point there) they cost a
+            // needless exact re-store.
+            vpminud(screen_min, screen_min, screen_tmp);
+        }
+        if (nb == 2) {  // never a tail: 32 channels, 64 bytes
+            vcvtne2ps2bf16(packed, acc(r, 1), acc(r, 0));  // words 0..15 from acc(r, 0)
+            vmovdqu16(ptr[acc_at(r)], packed);
+        } else {
+            const Ymm half(packed.getIdx());
+            vcvtneps2bf16(half, acc(r, 0));
+            vmovdqu16(tail ? ptr[acc_at(r)] | k_tail : ptr[acc_at(r)], half);
+        }
+    }
+    Label done;
+    mov(r13d, 0x00fffffe);
+    vpbroadcastd(screen_tmp, r13d);
+    vpcmpud(k2, screen_min, screen_tmp, 1);  // unsigned less-than
+    kortestw(k2, k2);
+    jz(done, T_NEAR);
+    for (int r = 0; r < m_; ++r)
+        for (int j = 0; j < nb; ++j) store_converted(ptr[acc_at(r) + j * kLanes * 2], acc(r, j), tail);
+    L(done);
 }
 
 void jit_conv_dw_avx512::finish_vec(const Zmm &v, int j) {

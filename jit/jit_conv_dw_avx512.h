@@ -79,6 +79,10 @@ private:
     // zmm20, temporaries zmm21..23 (all free there), k2 a temporary; rax
     // the args pointer, r13 scratch.
     void store_fused(int nb, bool tail);
+    // bf16 output on a kernel made for avx512_core_bf16: one
+    // vcvtne2ps2bf16 per pixel and a denormal screen (the lp kernels'
+    // store_rows_bf16_fast) instead of the exact ten-instruction rounding.
+    void store_bf16_fast(int nb, bool tail);
     void finish_vec(const Xbyak::Zmm &v, int j);
     void store_converted(const Xbyak::Address &dst_base, const Xbyak::Zmm &v, bool tail);
     int out_bytes() const;
@@ -93,6 +97,7 @@ private:
     int rt_ = 0;    // row_taps
     int rs_ = 1;    // row_step
     bool vnni_ = false;  // row kernel of an int kind with narrow_int: vpdpwssd
+    bool fast_bf16_ = false;  // bf16 output and tier avx512_core_bf16: store_bf16_fast
     static Xbyak::Zmm wmask() { return Xbyak::Zmm(31); }  // 0x0000ffff lanes (vnni_)
 
     // GPR map (System V: the args pointer arrives in rdi).

@@ -7,6 +7,7 @@
 #include "cpu/isa.h"
 #include "jit/jit_conv_dw_avx512.h"
 #include "jit/jit_front_cache.h"
+#include "lowp/lp_ukernel.h"
 
 namespace anvil::conv {
 namespace {
@@ -27,8 +28,16 @@ public:
         // (the tier byte records it); otherwise the promise is dropped.
         const bool vnni = desc.narrow_int && desc.row_taps > 0 &&
                           (cpu::effective_features() & cpu::f_avx512_vnni) != 0;
+        // A bf16 output is rounded by vcvtne2ps2bf16 where the cap allows
+        // AVX512-BF16 (the tier byte records it; same bits, see
+        // jit_conv_dw_avx512::store_bf16_fast).
+        const bool bf16_out = (desc.epi & DW_EPI_OUT_MASK) == lowp::EPI_BF16 &&
+                              (cpu::effective_features() & cpu::f_avx512_bf16) != 0;
+        const anvil_isa_t tier = bf16_out ? anvil_isa_avx512_core_bf16
+                                 : vnni   ? anvil_isa_avx512_core_vnni
+                                          : anvil_isa_avx512_core;
         const dw_ukernel_desc d =
-            make_dw_desc(uint8_t(vnni ? anvil_isa_avx512_core_vnni : anvil_isa_avx512_core), desc.kind,
+            make_dw_desc(uint8_t(tier), desc.kind,
                          desc.m, desc.has_zero_point != 0, desc.row_taps, desc.row_step, vnni,
                          desc.epi);
         cache::kernel_ptr k;

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -687,6 +688,99 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
                         CHECK(got == want);
                     }
             }
+}
+
+// bf16 output where the cap allows AVX512-BF16 is rounded by
+// vcvtne2ps2bf16 plus a denormal screen (jit_conv_dw_avx512::store_bf16_fast):
+// results that are denormal, NaN, Inf or zero of either sign must still
+// match the portable epilogue bit for bit, for tap and row kernels, pixel
+// pairs of channel blocks, single blocks and tails.
+TEST_CASE("dw ukernel: fused bf16 output keeps denormals, NaN, Inf and signed zeros") {
+    namespace lowp = anvil::lowp;
+    using namespace anvil::conv;
+    const dw_backend *jit = jit_avx512_dw_backend();
+    if (!jit || !(anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_core)) return;
+    const float specials[] = {1e-39f, -3e-40f, 0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::quiet_NaN(), 1.5f, -2.25f, 3e38f};
+    for (dw_kind kind : {dw_kind::f32, dw_kind::bf16})
+        for (int row_taps : {0, 3})
+            for (int m : {1, 5, 8})
+                for (int64_t channels : {int64_t(7), int64_t(33), int64_t(50)})
+                    for (int denormals : {0, 1}) {
+                        CAPTURE(kind_name(kind));
+                        CAPTURE(row_taps);
+                        CAPTURE(m);
+                        CAPTURE(channels);
+                        CAPTURE(denormals);
+                        const int64_t nb = 2, rows = nb * m, elem = dw_src_bytes(kind);
+                        const int64_t npix = rows + 2;  // one src row: taps 0..2 are pixels 0..2
+                        std::vector<uint8_t> src(size_t(npix * channels * elem));
+                        for (int64_t i = 0; i < npix * channels; ++i) {
+                            // Without denormals the screen must stay quiet:
+                            // a specials list without the first two.
+                            const int skip = denormals ? 0 : 2;
+                            float v = specials[skip + size_t(i * 7 + i / 5) % (10 - skip)];
+                            uint32_t bits;
+                            std::memcpy(&bits, &v, 4);
+                            if (kind == dw_kind::f32) {
+                                std::memcpy(&src[size_t(i * 4)], &v, 4);
+                            } else {
+                                const uint16_t h = uint16_t(bits >> 16);
+                                std::memcpy(&src[size_t(i * 2)], &h, 2);
+                            }
+                        }
+                        const int64_t wpad = padded(channels);
+                        std::vector<float> wf(size_t(3 * wpad), 0.0f);
+                        for (int64_t c = 0; c < wpad; ++c) {
+                            wf[size_t(c)] = 1.0f;  // tap 0 passes src through, taps 1, 2 add 0 * src
+                            wf[size_t(wpad + c)] = c % 3 == 0 ? -0.0f : 0.0f;
+                        }
+                        const uint8_t *st[3];
+                        const void *wt[3];
+                        for (int t = 0; t < 3; ++t) {
+                            st[t] = src.data() + t * channels * elem;
+                            wt[t] = wf.data() + t * wpad;
+                        }
+                        const uint8_t epi = uint8_t(lowp::EPI_BF16);
+                        dw_ukernel_ref plain, fused;
+                        REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, false, row_taps, 1),
+                                         &plain) == anvil_success);
+                        REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, false, row_taps, 1,
+                                                      false, epi),
+                                         &fused) == anvil_success);
+                        dw_ukernel_args a{};
+                        a.src_taps = st;
+                        a.w_taps = wt;
+                        a.ntaps = 3;
+                        a.pix_stride = channels * elem;
+                        a.channels = channels;
+                        a.m = m;
+                        a.nblocks = nb;
+                        std::vector<float> acc(size_t(rows * channels));
+                        a.acc = acc.data();
+                        a.acc_ld = channels;
+                        plain.fn(&a);
+                        lowp::chain_spec ch;
+                        ch.kind = lowp::lp_kind::bf16;
+                        ch.out = lowp::out_type::bf16;
+                        const int64_t ld = channels + 3;
+                        std::vector<uint8_t> want(size_t(rows * ld * 2 + 64), 0xa5), got(want);
+                        lowp::chain_epilogue ce(ch, want.data(), ld, nullptr, nullptr);
+                        lowp::lp_block blk{};
+                        blk.acc = acc.data();
+                        blk.acc_ld = channels;
+                        blk.m = rows;
+                        blk.n = channels;
+                        ce.apply(blk);
+                        const float one = 1.0f;
+                        a.acc = nullptr;
+                        a.dst = got.data();
+                        a.dst_ld = ld * 2;
+                        a.scales = &one;
+                        fused.fn(&a);
+                        CHECK(got == want);
+                    }
 }
 
 TEST_SUITE("once") {
