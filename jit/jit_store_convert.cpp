@@ -17,6 +17,9 @@ void emit_store_constants(CodeGenerator &g, Label &consts) {
     g.dd(0x437f0000);  // +24: 255.0f
     g.dd(0xc3000000);  // +28: -128.0f
     g.dd(0x42fe0000);  // +32: 127.0f
+    // +36: vfixupimmps table: QNaN and SNaN -> +0 (response 8), every
+    // other class keeps the value (response 0: the destination, which is v).
+    g.dd(0x00000088);
 }
 
 void emit_store_converted(CodeGenerator &g, int out, const Address &dst, const Zmm &v,
@@ -38,19 +41,25 @@ void emit_store_converted(CodeGenerator &g, int out, const Address &dst, const Z
             g.vpmovdw(dst, t2);
             break;
         case kStoreU8:
-        case kStoreS8: {
-            const bool u8 = out == kStoreU8;
-            g.vcmpps(k_tmp, v, v, 7);  // ordered: NaN lanes -> 0
-            g.vmovaps(v | k_tmp | g.T_z, v);
-            g.vmaxps(v, v, g.ptr_b[g.rip + consts + (u8 ? 20 : 28)]);
-            g.vminps(v, v, g.ptr_b[g.rip + consts + (u8 ? 24 : 32)]);
+            // max(v, 0) returns its second operand when v is NaN: NaN and
+            // negatives (-0 too) become +0 in one step.  The rounding then
+            // narrows with unsigned saturation: values above 255 (and +Inf,
+            // whose conversion is 0x80000000, 2^31 unsigned) become 255.
+            // Same bits as clamping first: RNE keeps [0, 255] in [0, 256].
+            g.vmaxps(v, v, g.ptr_b[g.rip + consts + 20]);
             g.vcvtps2dq(v, v | g.T_rn_sae);
-            if (u8)
-                g.vpmovusdb(dst, v);
-            else
-                g.vpmovsdb(dst, v);
+            g.vpmovusdb(dst, v);
             break;
-        }
+        case kStoreS8:
+            // NaN -> +0 (vfixupimmps, table at +36), then min(v, 127):
+            // above it the conversion would give 0x80000000, which
+            // saturates to -128.  Below -128 (and -Inf, 0x80000000 too)
+            // the signed saturation gives -128 as clamping would.
+            g.vfixupimmps(v, v, g.ptr_b[g.rip + consts + 36], 0);
+            g.vminps(v, v, g.ptr_b[g.rip + consts + 32]);
+            g.vcvtps2dq(v, v | g.T_rn_sae);
+            g.vpmovsdb(dst, v);
+            break;
         default: break;
     }
 }
