@@ -456,7 +456,7 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
     // chunks, one 11-row chunk) under avx512_core_bf16, packed kernels below.
     const int64_t Ms = 3, Ms2 = 11;
     std::vector<float> ref_f, ref_small;
-    std::vector<int32_t> ref_i, ref_s;
+    std::vector<int32_t> ref_i, ref_s, ref_rb;
     const anvil_isa_t caps[] = {anvil_isa_scalar, anvil_isa_avx2, anvil_isa_avx512_core,
                                 anvil_isa_avx512_core_vnni, anvil_isa_avx512_core_bf16};
     for (anvil_isa_t cap : caps) {
@@ -476,13 +476,26 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
         REQUIRE(anvil_gemm_s8s8s32('T', 'T', 'F', M, N, K, 1.0f,
                                    reinterpret_cast<const int8_t *>(A8.data()), M, -9, B8.data(), K,
                                    5, 0.0f, Cs.data(), N, &co) == anvil_success);
+        // int8 with row-major B, M = 1..5, with and without B's zero point
+        // (which adds a row of ones): the in-place rowb chunk plans (1, 2,
+        // 3, 2 + 2, 3 + 2 rows) under the VNNI caps, packed kernels below.
+        std::vector<int32_t> Crb;
+        for (int64_t m = 1; m <= 5; ++m)
+            for (int32_t bo : {0, -5}) {
+                std::vector<int32_t> Cm(size_t(m * N));
+                REQUIRE(anvil_gemm_u8s8s32('N', 'N', 'F', m, N, K, 1.0f, A8.data(), K, 9, B8.data(), N,
+                                           bo, 0.0f, Cm.data(), N, &co) == anvil_success);
+                Crb.insert(Crb.end(), Cm.begin(), Cm.end());
+            }
         if (ref_f.empty()) {
             ref_f = C;
             ref_small = Csmall;
             ref_i = Ci;
             ref_s = Cs;
+            ref_rb = Crb;
             continue;
         }
+        CHECK(Crb == ref_rb);
         CHECK(std::memcmp(C.data(), ref_f.data(), C.size() * 4) == 0);
         CHECK(std::memcmp(Csmall.data(), ref_small.data(), Csmall.size() * 4) == 0);
         CHECK(Ci == ref_i);
