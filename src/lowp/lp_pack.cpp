@@ -1,8 +1,10 @@
 // Packing loops for the lp GEMMs (see lp_pack.h).  B is packed on every
 // BLAS-style call, so its loops matter as much as the kernels for small M:
 //  - transb == 'N' (B row-major K x N): 2 (bf16) or 4 (int8) rows are
-//    interleaved into dwords, 16 bytes of each row at a time with SSE2
-//    unpacks (baseline x86-64; a scalar loop elsewhere).
+//    interleaved into dwords: whole panels of whole groups with 256-bit
+//    Highway shuffles (fallback::interleave_panels, AVX2 and up), the rest
+//    16 bytes of each row at a time with SSE2 unpacks (baseline x86-64; a
+//    scalar loop elsewhere).
 //  - transb == 'T' (weights stored N x K, as linear layers keep them): each
 //    group is already a contiguous dword of its row, so packing is a dword
 //    transpose, done in 4 x 4 blocks with SSE2.
@@ -12,6 +14,8 @@
 
 #include <algorithm>
 #include <cstring>
+
+#include "fallback/hwy_interleave.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -101,6 +105,7 @@ void pack_block_n(int64_t K, int64_t N, const uint8_t *b, int64_t ldb, int64_t p
     // bf16 104 -> 195 GFLOP/s; 4 and 16 groups ahead gave less).
     constexpr int64_t kPrefetchGroups = 8;
     const int64_t seg_begin = p0 * kNR * kElem, seg_end = std::min(p1 * kNR, N) * kElem;
+    const fallback::interleave_panels_fn interleave = fallback::interleave_panels_for_cap();
     for (int64_t g = 0; g < gn; ++g) {
         const uint8_t *rows[4] = {};
         for (int t = 0; t < gk; ++t) {
@@ -113,7 +118,17 @@ void pack_block_n(int64_t K, int64_t N, const uint8_t *b, int64_t ldb, int64_t p
             const uint8_t *row = b + k * ldb * kElem;
             for (int64_t off = seg_begin; off < seg_end; off += 64) __builtin_prefetch(row + off, 0, 3);
         }
-        for (int64_t p = p0; p < p1; ++p) {
+        // Whole panels of a whole group: 256-bit shuffles where the target
+        // has them (fallback::interleave_panels), the loop below for the
+        // rest.
+        int64_t p = p0;
+        const int64_t whole = std::min(p1, N / kNR) - p0;
+        if (whole > 0 && rows[0] && rows[gk - 1]) {
+            const uint8_t *r[4] = {};
+            for (int t = 0; t < gk; ++t) r[t] = rows[t] + p0 * kNR * kElem;
+            p += interleave(kElem, r, whole, out + g * kPanelBytesPerGroup, gn * kPanelBytesPerGroup);
+        }
+        for (; p < p1; ++p) {
             const int64_t j0 = p * kNR, nj = std::min<int64_t>(kNR, N - j0);
             const uint8_t *r[4];
             for (int t = 0; t < gk; ++t) r[t] = rows[t] ? rows[t] + j0 * kElem : zeros;
