@@ -548,6 +548,21 @@ TEST_CASE("dw ukernel: nblocks < 1 writes nothing") {
     }
 }
 
+// The portable chain epilogue over a plain kernel's accumulators (rows x
+// channels, dense) into dst, rows ld elements apart: what a fused kernel
+// must store.  The chain has no binary operands.
+static void apply_chain(const anvil::lowp::chain_spec &ch, std::vector<float> &acc, int64_t rows,
+                        int64_t channels, uint8_t *dst, int64_t ld, const float *bias) {
+    std::vector<const void *> srcs(ch.ops.size(), nullptr);
+    anvil::lowp::chain_epilogue ce(ch, dst, ld, srcs.data(), bias);
+    anvil::lowp::lp_block blk{};
+    blk.acc = acc.data();
+    blk.acc_ld = channels;
+    blk.m = rows;
+    blk.n = channels;
+    ce.apply(blk);
+}
+
 // Fused epilogues (JIT only): the fused kernel's dst equals, byte for
 // byte, the plain kernel's acc finished by the portable chain epilogue,
 // over outputs, flags, m, nblocks and channel tails; the bytes around each
@@ -667,14 +682,7 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
                         const int ob = lowp::out_type_bytes(ch.out);
                         const int64_t ld = channels + 5;  // elements between dst rows
                         std::vector<uint8_t> want(size_t(rows * ld * ob + 64), 0xa5), got(want);
-                        std::vector<const void *> srcs(ch.ops.size(), nullptr);
-                        lowp::chain_epilogue ce(ch, want.data(), ld, srcs.data(), bias ? biasv.data() : nullptr);
-                        lowp::lp_block blk{};
-                        blk.acc = acc.data();
-                        blk.acc_ld = channels;
-                        blk.m = rows;
-                        blk.n = channels;
-                        ce.apply(blk);
+                        apply_chain(ch, acc, rows, channels, want.data(), ld, bias ? biasv.data() : nullptr);
                         const float one = 1.0f;
                         a.acc = nullptr;
                         a.dst = got.data();
@@ -766,13 +774,7 @@ TEST_CASE("dw ukernel: fused bf16 output keeps denormals, NaN, Inf and signed ze
                         ch.out = lowp::out_type::bf16;
                         const int64_t ld = channels + 3;
                         std::vector<uint8_t> want(size_t(rows * ld * 2 + 64), 0xa5), got(want);
-                        lowp::chain_epilogue ce(ch, want.data(), ld, nullptr, nullptr);
-                        lowp::lp_block blk{};
-                        blk.acc = acc.data();
-                        blk.acc_ld = channels;
-                        blk.m = rows;
-                        blk.n = channels;
-                        ce.apply(blk);
+                        apply_chain(ch, acc, rows, channels, want.data(), ld, nullptr);
                         const float one = 1.0f;
                         a.acc = nullptr;
                         a.dst = got.data();

@@ -3,10 +3,8 @@
 // Highway files; the HWY_ONCE part picks the target for anvil's ISA cap.
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 
 #include "cpu/isa.h"
 #include "fallback/hwy_expand.h"
@@ -63,6 +61,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include "fallback/hwy_dispatch_index.h"
+#include "fallback/hwy_tier_pick.h"
 namespace anvil::fallback {
 namespace ex {
 
@@ -73,35 +72,11 @@ namespace {
 
 using expand_fn = int64_t (*)(const uint8_t *, int64_t, int, int, uint8_t, uint8_t *);
 
-expand_fn describe(int64_t t) {
-    size_t idx = 0;
-    if (t == 0 || (t & (t - 1)) != 0 || (t & HWY_TARGETS) == 0 || !hwy_dispatch_index(t, &idx))
-        return nullptr;
-    const auto describe_fn = HWY_DISPATCH_TABLE(ExDescribeTarget)[idx];
-    if (!describe_fn) return nullptr;
-    int64_t reported = 0;
-    describe_fn(&reported);
-    return reported == t ? HWY_DISPATCH_TABLE(ExpandPixels)[idx] : nullptr;
-}
-
-constexpr int kTiers = anvil_isa_amx + 1;
-
-// The function of each tier, found on first use (one acquire load after).
+// The function of each tier, found on first use.
 expand_fn target_for(anvil_isa_t tier) {
-    static std::mutex mu;
-    static std::atomic<expand_fn> slots[kTiers];
-    const int slot_index = std::min(std::max(int(tier), 0), kTiers - 1);
-    std::atomic<expand_fn> &slot = slots[slot_index];
-    if (const expand_fn f = slot.load(std::memory_order_acquire)) return f;
-    std::lock_guard<std::mutex> lock(mu);
-    if (const expand_fn f = slot.load(std::memory_order_relaxed)) return f;
-    static const int64_t supported = hwy::SupportedTargets();
-    const int64_t usable = supported & HWY_TARGETS & allowed_targets(anvil_isa_t(slot_index));
-    expand_fn f = nullptr;
-    for (int64_t bits = usable; bits != 0 && !f; bits &= bits - 1) f = describe(bits & -bits);
-    if (!f) f = &HWY_STATIC_DISPATCH(ExpandPixels);
-    slot.store(f, std::memory_order_release);
-    return f;
+    static hwy_tier_pick<expand_fn> pick;
+    return pick.get(tier, ANVIL_HWY_FUNCTION_FOR_TARGET(expand_fn, ExDescribeTarget, ExpandPixels),
+                    &HWY_STATIC_DISPATCH(ExpandPixels));
 }
 
 }  // namespace
