@@ -62,7 +62,7 @@ struct family {
 // Rows of the chunk that starts at row r0.  int8 row-major B: the kernels'
 // cost is interleaving B's bytes, the same for 1, 2 or 3 rows, so an odd
 // row count starts with a 3-row chunk (128 columns) instead of ending
-// with a 1-row one (measured 3x4096x4096: 167 vs 100 GOP/s); 4 rows stay
+// with a 1-row one (measured 3x4096x4096: 150-167 vs 100 GOP/s); 4 rows stay
 // 2 + 2 (192 columns: a 4-row kernel has 64 and loses, 112 vs 141).
 int chunk_rows_at(const family &f, int64_t rows, int64_t r0) {
     if (!f.transposed && !f.bf16 && !f.columns_outer && r0 == 0 && rows >= 3 && rows % 2 == 1) return 3;
