@@ -283,4 +283,15 @@ public:
 
 std::unique_ptr<Backend> make_onednn_backend() { return std::make_unique<DnnlBackend>(); }
 
+std::string onednn_cannot_check(DT dt) {
+    const unsigned isa = unsigned(dnnl_get_effective_cpu_isa());
+    auto has = [&](dnnl_cpu_isa_t want) { return (isa & unsigned(want)) == unsigned(want); };
+    if (dt == DT::bf16 && !has(dnnl_cpu_isa_avx512_core))
+        return "oneDNN 2.6 has no bf16 primitives on this CPU (it needs AVX-512)";
+    if ((dt == DT::u8 || dt == DT::s8) && !has(dnnl_cpu_isa_avx512_core_vnni))
+        return "oneDNN's int8 kernels on this CPU (no VNNI) saturate u8 x s8 pair sums at int16, "
+               "so they are no reference for anvil's exact int8";
+    return "";
+}
+
 }  // namespace ex

@@ -331,6 +331,15 @@ int main(int argc, char **argv) try {
         ref.forward(img.data(), y_f32.data(), scratch, &calib);
     }
 
+    // No oneDNN bf16 here: nothing to compare with.  Inexact oneDNN int8:
+    // still timed, but no --check.
+    if (const std::string why = onednn_cannot_check(dt); !why.empty()) {
+        if (dt == DT::bf16 || args.has("check")) {
+            std::printf("SKIPPED: %s\n", why.c_str());
+            return kExitSkipped;
+        }
+        std::printf("note: %s\n", why.c_str());
+    }
     auto anvil_be = make_anvil_backend("plan");
     auto dnnl_be = make_onednn_backend();
     ResNet50 na(*anvil_be, m, N, image, dt, calib);

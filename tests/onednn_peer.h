@@ -35,8 +35,53 @@ inline std::string onednn_version() {
            std::to_string(v->patch);
 }
 
+// Whether oneDNN's int8 results are exact int32 sums on this CPU, decided
+// once per process.  oneDNN reaches exact sums only with VNNI (`vpdpbusd`,
+// avx512_core_vnni and up).  Without it (AVX2 CPUs, AVX-512 without VNNI)
+// it multiplies with `vpmaddubsw`, whose pair sums u8 * s8 + u8 * s8
+// saturate at int16 (255 * 127 * 2 = 64770 comes back as 32767), and for s8
+// sources it halves the weights first: its int8 answers are then not the
+// product (seen on a Zen 1 EPYC: 1-in-3 elements off, by up to 20%).  There
+// the int8 cases are checked against the scalar reference only.  A probe
+// call confirms the ISA's answer (a VNNI CPU whose oneDNN still saturates
+// is no peer either).
+inline bool int8_exact() {
+    static const bool exact = [] {
+        const unsigned isa = unsigned(dnnl_get_effective_cpu_isa());
+        const unsigned vnni = unsigned(dnnl_cpu_isa_avx512_core_vnni);
+        if ((isa & vnni) != vnni) return false;
+        // K = 2 with one saturating pair (oneDNN's k-pair is adjacent k).
+        const uint8_t a[2] = {255, 255};
+        const int8_t b[2] = {127, 127};
+        int32_t c = 0, co = 0;
+        if (dnnl_gemm_u8s8s32('N', 'N', 'F', 1, 1, 2, 1.0f, a, 2, 0, b, 1, 0, 0.0f, &c, 1, &co) !=
+            dnnl_success)
+            return false;
+        return c == 2 * 255 * 127;
+    }();
+    return exact;
+}
+
+// Says once per process (in the test output) why int8 cases skip oneDNN.
+inline void note_int8_inexact() {
+    static bool said = false;
+    if (said) return;
+    said = true;
+    MESSAGE("oneDNN's int8 kernels on this CPU (no VNNI: saturating vpmaddubsw) do not give "
+            "exact int32 sums: int8 cases are checked against the scalar reference only");
+}
+
+// Usable as an int8 peer: built with oneDNN and exact on this CPU.
+inline bool int8_peer() {
+    if (int8_exact()) return true;
+    note_int8_inexact();
+    return false;
+}
+
 // The calls below run oneDNN and return true; without oneDNN they return
-// false and touch nothing.
+// false and touch nothing.  The int8 ones also return false where oneDNN's
+// int8 is not exact (int8_exact), and bf16 ones where oneDNN has no bf16
+// implementation for this CPU (oneDNN 2.6 needs AVX-512 for bf16).
 
 // dnnl_sgemm with anvil_sgemm's arguments.
 inline bool sgemm(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
@@ -51,6 +96,7 @@ inline bool gemm_x8s8s32(bool a_signed, char ta, char tb, char offsetc, int64_t 
                          int64_t K, float alpha, const uint8_t *A, int64_t lda, int32_t ao,
                          const int8_t *B, int64_t ldb, int32_t bo, float beta, int32_t *C,
                          int64_t ldc, const int32_t *co) {
+    if (!int8_peer()) return false;
     const dnnl_status_t ds =
         a_signed ? dnnl_gemm_s8s8s32(ta, tb, offsetc, M, N, K, alpha,
                                      reinterpret_cast<const int8_t *>(A), lda, int8_t(ao), B, ldb,
@@ -81,7 +127,16 @@ inline bool bf16_matmul(const lt::shape &s, float alpha, const uint16_t *A, cons
         po.append_sum(beta);
         attr.set_post_ops(po);
     }
-    const matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), attr, eng);
+    matmul::primitive_desc pd;
+    try {
+        pd = matmul::primitive_desc(matmul::desc(a_md, b_md, c_md), attr, eng);
+    } catch (const dnnl::error &e) {
+        static bool said = false;
+        if (!said) MESSAGE("oneDNN has no bf16 matmul on this CPU (", e.what(), "): bf16 cases "
+                           "are checked against the reference only");
+        said = true;
+        return false;
+    }
     memory ma(a_md, eng, const_cast<uint16_t *>(A));
     memory mb(b_md, eng, const_cast<uint16_t *>(B));
     memory mc(c_md, eng, C);
@@ -128,6 +183,7 @@ template <typename... Args>
 bool gemm_x8s8s32(const Args &...) { return false; }
 template <typename... Args>
 bool bf16_matmul(const Args &...) { return false; }
+inline bool int8_peer() { return false; }
 
 #endif  // ANVIL_TESTS_HAVE_ONEDNN
 

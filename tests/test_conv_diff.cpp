@@ -195,6 +195,10 @@ dnnl::engine &dnnl_engine() {
 bool onednn_conv(const anvil_conv2d_desc_t &d, anvil_conv_weights_layout_t layout, const void *src,
                  const void *wei, const float *bias, const std::vector<const void *> &bins,
                  bool with_attrs, dt dst_dt, void *dst, std::string *why) {
+    if (cr::is_int8(d.src_dt) && !peer::int8_peer()) {
+        *why = "oneDNN's int8 is not exact on this CPU";
+        return false;
+    }
     using namespace dnnl;
     using dims = memory::dims;
     using tag = memory::format_tag;
@@ -682,7 +686,9 @@ TEST_CASE("conv reference: exact accumulators agree with a scatter-form conv and
             tbuf acc(cr::dst_elems(P.d), q.dst);
             std::string why;
             const bool dnnl = onednn_conv(P.d, q.layout, P.src.p, P.wei.p, nullptr, {}, false, q.dst, acc.p, &why);
-            if (peer::kHaveOneDNN) REQUIRE_MESSAGE(dnnl, why);
+            // oneDNN runs every tail, but int8 only where its sums are exact.
+            if (peer::kHaveOneDNN && (!cr::is_int8(q.src) || peer::int8_peer()))
+                REQUIRE_MESSAGE(dnnl, why);
             int64_t bad = 0, bad_dnnl = 0;
             for (int64_t p = 0; p < cr::pixels(P.d); ++p)
                 for (int64_t oc = 0; oc < P.d.OC; ++oc) {

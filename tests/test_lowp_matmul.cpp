@@ -86,6 +86,7 @@ bool onednn_matmul(const mm_case &q, const std::vector<anvil_post_op_t> &ops,
                    const std::vector<float> &scales, const std::vector<float> &bias,
                    const std::vector<std::vector<float>> &bin, const void *A, const void *B, void *D) {
     const lt::shape &s = q.s;
+    if ((q.a == anvil_dt_u8 || q.a == anvil_dt_s8) && !peer::int8_peer()) return false;
     try {
         using namespace dnnl;
         using dims = memory::dims;

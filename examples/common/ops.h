@@ -100,6 +100,13 @@ public:
 // fuse bias / GELU / residual for fp32).
 std::unique_ptr<Backend> make_anvil_backend(const std::string &f32_linear);
 std::unique_ptr<Backend> make_onednn_backend();
+// Why oneDNN cannot serve as the reference for `dt` graphs on this CPU, or
+// "" when it can: oneDNN 2.6 has bf16 primitives only from AVX-512 on, and
+// its int8 kernels give exact int32 sums only with VNNI (without it they
+// saturate u8 x s8 pair sums at int16).  The examples then exit with
+// kExitSkipped (ctest reports the test as skipped, not passed).
+std::string onednn_cannot_check(DT dt);
+constexpr int kExitSkipped = 77;
 
 // Weight preparation shared by both backends (identical quantised bytes).
 struct QuantW {
