@@ -15,6 +15,7 @@
 
 #include <hwy/targets.h>
 
+#include "anvil/anvil.h"
 #include "fallback/hwy_sgemm.h"
 #include "gemm/backend.h"
 #include "hwy_target.h"
@@ -84,6 +85,33 @@ std::string target_in_use() {
     return name.rfind("hwy:", 0) == 0 ? name.substr(4) : name;
 }
 
+// ANVIL_TEST_CLAMPED_CAP_ISA_ONLY=1 (set by the ctest cap entries above
+// scalar, and by tools/test --tsan): when ANVIL_MAX_ISA names a tier this
+// CPU lacks, anvil clamps it to the detected tier, so every kernel path the
+// suites would take is one that the entry of the detected tier runs anyway
+// (on an AVX2-only CPU the avx512_core .. amx entries were five more runs of
+// the avx2 one).  Such a run keeps only the "isa:" cases, which check the
+// clamp itself.  True when it applied.
+bool keep_only_isa_cases_if_clamped(doctest::Context &context) {
+    const char *on = std::getenv("ANVIL_TEST_CLAMPED_CAP_ISA_ONLY");
+    const char *cap = std::getenv("ANVIL_MAX_ISA");
+    if (!on || std::string(on) != "1" || !cap || !*cap) return false;
+    int requested = -1;
+    for (int t = anvil_isa_scalar; t <= anvil_isa_amx; ++t) {
+        const char *name = anvil_isa_name(anvil_isa_t(t));
+        if (name && lower(name) == lower(cap)) requested = t;
+    }
+    const int detected = int(anvil_get_detected_isa());
+    if (requested < 0 || requested <= detected) return false;
+    std::printf("anvil_tests: ANVIL_MAX_ISA=%s is above this CPU (%s): the kernels are those of "
+                "the %s entry; only the isa: cases run\n",
+                cap, anvil_isa_name(anvil_isa_t(detected)), anvil_isa_name(anvil_isa_t(detected)));
+    std::fflush(stdout);
+    context.clearFilters();
+    context.addFilter("test-case", "isa:*");
+    return true;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -104,6 +132,7 @@ int main(int argc, char **argv) {
 #endif
     doctest::Context context;
     context.applyCommandLine(argc, argv);
+    keep_only_isa_cases_if_clamped(context);
     int result = context.run();
 #if ANVIL_TESTS_HAVE_AMX
     if (amx) {
