@@ -48,6 +48,14 @@ inline float from_bits(uint32_t u) {
 constexpr uint32_t kSentinelBits = 0x7fa5c3e1u;
 inline float sentinel() { return from_bits(kSentinelBits); }
 inline float qnan() { return std::numeric_limits<float>::quiet_NaN(); }
+
+// Running under an instruction-set emulator (ANVIL_TEST_EMULATED=1, set by
+// tests/CMakeLists.txt for cross builds run through qemu-user): the
+// heaviest sweeps take their representative subset there.
+inline bool emulated() {
+    const char *e = std::getenv("ANVIL_TEST_EMULATED");
+    return e && e[0] == '1';
+}
 inline float inf() { return std::numeric_limits<float>::infinity(); }
 
 struct rng {

@@ -261,6 +261,7 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
     const hn::Repartition<int16_t, DI> d16;
     const hn::RebindToUnsigned<decltype(d16)> du16;
     using V16 = hn::Vec<decltype(d16)>;
+    const auto low_bytes = hn::Set(du16, uint16_t{0x00FF});
     for (int64_t g = 0; g < kg; ++g) {
         // Even (be_v) and odd (bo_v) bytes of B's column vector v.
         const V16 b16_0 = hn::BitCast(d16, LoadDwords(du, bg));
@@ -270,12 +271,14 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
         const V16 bo_0 = hn::ShiftRight<8>(b16_0);
         const V16 be_1 = hn::ShiftRight<8>(hn::ShiftLeft<8>(b16_1));
         const V16 bo_1 = hn::ShiftRight<8>(b16_1);
-        // Logical shifts of A's 16-bit lanes: no mask register needed.
+        // A's even bytes by a mask, the odd ones by a logical shift: vector
+        // shifts issue on one port on some cores (Zen 1: FP2 only, where
+        // the shifts, not the vpmaddwd, bounded this loop), AND on three.
 #define ANVIL_LP_ROW(r)                                                           \
     if constexpr (r < kR) {                                                       \
         const uint32_t ad = LoadDword(a_rows[r] + g * lowp::kGroupBytes);         \
         const auto au = hn::BitCast(du16, hn::Set(du, ad));                       \
-        const V16 ae = hn::BitCast(d16, hn::ShiftRight<8>(hn::ShiftLeft<8>(au))); \
+        const V16 ae = hn::BitCast(d16, hn::And(au, low_bytes));                  \
         const V16 ao = hn::BitCast(d16, hn::ShiftRight<8>(au));                   \
         PairwiseMulAdd(d, ae, ao, be_0, bo_0, c##r##_0);                          \
         if constexpr (kV > 1) PairwiseMulAdd(d, ae, ao, be_1, bo_1, c##r##_1);    \
