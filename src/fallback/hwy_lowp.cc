@@ -95,7 +95,16 @@ struct TileArgs {
     int64_t acc_ld;
     int64_t kg;
     bool accumulate;
+    // K segments (lp_ukernel.h): segs >= 1 runs of kg groups into the same
+    // accumulators, segment s's A at a + s * a_seg_rs, B continuing.
+    int64_t segs;
+    int64_t a_seg_rs;
 };
+
+// The rows of segment s of a tile's A.
+HWY_INLINE void SegmentRows(const TileArgs &t, int64_t s, int rows, const uint8_t **a_rows) {
+    for (int r = 0; r < rows; ++r) a_rows[r] = t.a + s * t.a_seg_rs + r * t.a_rs;
+}
 
 HWY_INLINE uint32_t LoadDword(const uint8_t *p) {
     uint32_t v;
@@ -178,10 +187,11 @@ HWY_NOINLINE void TileBf16(const TileArgs &t) {
     ANVIL_HWY_ROWS(ANVIL_LP_DECLARE_ACC)
 
     const uint8_t *a_rows[kR];
-    for (int r = 0; r < kR; ++r) a_rows[r] = t.a + r * t.a_rs;
     const VU hi_half = hn::Set(du, 0xFFFF0000u);
     const uint8_t *HWY_RESTRICT bg = t.b;
     const int64_t b_ld = t.b_ld, kg = t.kg;
+    for (int64_t seg = 0; seg < t.segs; ++seg) {
+    SegmentRows(t, seg, kR, a_rows);
     for (int64_t g = 0; g < kg; ++g) {
         // Elements 1 (b1_v) and 0 (b0_v) of B's column vector v.
         const VU bu_0 = LoadDwords(du, bg);
@@ -201,6 +211,7 @@ HWY_NOINLINE void TileBf16(const TileArgs &t) {
         ANVIL_HWY_ROWS(ANVIL_LP_ROW)
 #undef ANVIL_LP_ROW
         bg += b_ld;
+    }
     }
 
     ANVIL_HWY_ROWS(ANVIL_LP_STORE_ACC)
@@ -249,7 +260,6 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
     ANVIL_HWY_ROWS(ANVIL_LP_DECLARE_ACC)
 
     const uint8_t *a_rows[kR];
-    for (int r = 0; r < kR; ++r) a_rows[r] = t.a + r * t.a_rs;
     const uint8_t *HWY_RESTRICT bg = t.b;
     const int64_t b_ld = t.b_ld, kg = t.kg;
 
@@ -262,6 +272,8 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
     const hn::RebindToUnsigned<decltype(d16)> du16;
     using V16 = hn::Vec<decltype(d16)>;
     const auto low_bytes = hn::Set(du16, uint16_t{0x00FF});
+    for (int64_t seg = 0; seg < t.segs; ++seg) {
+    SegmentRows(t, seg, kR, a_rows);
     for (int64_t g = 0; g < kg; ++g) {
         // Even (be_v) and odd (bo_v) bytes of B's column vector v.
         const V16 b16_0 = hn::BitCast(d16, LoadDwords(du, bg));
@@ -287,7 +299,10 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
 #undef ANVIL_LP_ROW
         bg += b_ld;
     }
+    }
 #else
+    for (int64_t seg = 0; seg < t.segs; ++seg) {
+    SegmentRows(t, seg, kR, a_rows);
     for (int64_t g = 0; g < kg; ++g) {
         // Byte k of each dword of B's column vector v (btk_v), sign-extended
         // in its own int32 lane.
@@ -308,6 +323,7 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
         ANVIL_HWY_ROWS(ANVIL_LP_ROW)
 #undef ANVIL_LP_ROW
         bg += b_ld;
+    }
     }
 #endif
 
@@ -354,10 +370,18 @@ template <lp_kind K>
 void Kernel(const lp_ukernel_args *p) {
     const DF df;
     const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+    const int64_t segs = p->k_segs > 1 ? p->k_segs : 1;
     if (lowp::kLanes % L != 0) {
         // A scalable vector length that does not divide 16 (SVE at 384
-        // bits, say): not worth a tail path.
-        lowp::lp_ukernel_scalar(p, K);
+        // bits, say): not worth a tail path.  One scalar call per segment.
+        lowp::lp_ukernel_args one = *p;
+        one.k_segs = 1;
+        for (int64_t s = 0; s < segs; ++s) {
+            one.a = p->a + s * p->a_seg_rs;
+            one.b = p->b + s * p->kg * p->b_ld;
+            one.accumulate = s > 0 ? 1 : p->accumulate;
+            lowp::lp_ukernel_scalar(&one, K);
+        }
         return;
     }
     static constexpr std::array<TileFn, kRows> kTwo = Tiles<K, 2>();
@@ -371,6 +395,8 @@ void Kernel(const lp_ukernel_args *p) {
     t.acc_ld = p->acc_ld;
     t.kg = p->kg;
     t.accumulate = p->accumulate != 0;
+    t.segs = segs;
+    t.a_seg_rs = p->a_seg_rs;
     for (int64_t j0 = 0; j0 < ncols;) {
         const int vecs = (!kOneVector || ncols - j0 >= 2 * L) ? 2 : 1;
         const std::array<TileFn, kRows> &tiles = vecs == 2 ? kTwo : kOne;
@@ -487,6 +513,9 @@ public:
     const char *name() const override { return name_.c_str(); }
     // As the fp32 Highway backend: whatever the target, the avx2 tier's.
     anvil_isa_t tier() const override { return anvil_isa_avx2; }
+    // A convolution's kernel rows in one call, the accumulators staying in
+    // registers between them (tap-by-tap calls store and reload the tile).
+    bool supports_k_segments() const override { return true; }
     bool supports(lowp::lp_kind kind) const override {
         return kind == lowp::lp_kind::bf16 || kind == lowp::lp_kind::u8s8;
     }
