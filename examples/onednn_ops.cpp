@@ -294,4 +294,15 @@ std::string onednn_cannot_check(DT dt) {
     return "";
 }
 
+bool onednn_cannot_run(DT dt, bool check) {
+    const std::string why = onednn_cannot_check(dt);
+    if (why.empty()) return false;
+    if (dt == DT::bf16 || check) {
+        std::printf("SKIPPED: %s\n", why.c_str());
+        return true;
+    }
+    std::printf("note: %s\n", why.c_str());
+    return false;
+}
+
 }  // namespace ex

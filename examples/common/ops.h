@@ -107,6 +107,11 @@ std::unique_ptr<Backend> make_onednn_backend();
 // kExitSkipped (ctest reports the test as skipped, not passed).
 std::string onednn_cannot_check(DT dt);
 constexpr int kExitSkipped = 77;
+// The examples' gate: true (after printing "SKIPPED: why") when the run
+// must stop -- no oneDNN bf16 to compare with, or --check against an
+// inexact oneDNN int8; an int8 run without --check goes on (timed) after a
+// note.
+bool onednn_cannot_run(DT dt, bool check);
 
 // Weight preparation shared by both backends (identical quantised bytes).
 struct QuantW {

@@ -284,8 +284,10 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
         const V16 be_1 = hn::ShiftRight<8>(hn::ShiftLeft<8>(b16_1));
         const V16 bo_1 = hn::ShiftRight<8>(b16_1);
         // A's even bytes by a mask, the odd ones by a logical shift: vector
-        // shifts issue on one port on some cores (Zen 1: FP2 only, where
-        // the shifts, not the vpmaddwd, bounded this loop), AND on three.
+        // shifts issue on one port on some cores (Zen 1: FP2 only, where by
+        // instruction counts the shifts, not the vpmaddwd, would bound this
+        // loop; the change was not measurable in that VM's noise), AND on
+        // three.
 #define ANVIL_LP_ROW(r)                                                           \
     if constexpr (r < kR) {                                                       \
         const uint32_t ad = LoadDword(a_rows[r] + g * lowp::kGroupBytes);         \
