@@ -1,12 +1,17 @@
 // benchdnn-style convolution problem descriptors, e.g.
 //   mb1_g32ic32ih112iw112oc32oh112ow112kh3kw3sh1sw1ph1pw1dh0dw0n"mobilenet:conv2_1/dw"
 // parsed into shapes (for anvil-bench, the tests and the batch files under
-// tools/inputs/).  Rules as benchdnn's: '_' separators are optional; iw/kw/
-// sw/pw/dw default to their h twin, mb to 2, g/sh/sw to 1, dilation to 0;
-// a missing oh/ow is computed, a missing ph/pw is the one that makes oh/ow
-// come out; the bottom/right padding is what the output size implies
-// (benchdnn's padding_r, clamped at 0: a negative one only leaves input
-// rows unread).
+// tools/inputs/).  Rules as benchdnn's: '_' separators are optional; mb
+// defaults to 2, g and strides to 1, dilation to 0; a missing oh/ow is
+// computed, a missing ph/pw is the one that makes oh/ow come out; the
+// bottom/right padding is what the output size implies (benchdnn's
+// padding_r, clamped at 0: a negative one only leaves input rows unread).
+// Dimensions as benchdnn counts them: w fields alone are a 1-D convolution
+// (height 1); h fields alone give w the same values; d fields make a 3-D
+// problem, accepted when one of depth, height or width is flat (size,
+// output and kernel 1, no padding), which is then the 2-D problem of the
+// other two.  anvil's shorthand: beside h fields, a w set without iw or kw
+// takes every missing w field from its h twin ("ih9iw7kh3ph1").
 #pragma once
 #include <cstdint>
 #include <string>
