@@ -171,6 +171,28 @@ ANVIL_API anvil_status_t anvil_sgemm(char transa, char transb, int64_t M,
                                      const float *B, int64_t ldb, float beta,
                                      float *C, int64_t ldc);
 
+/* A strided batch of independent GEMMs, row-major (the per-item call of
+ * MKL's cblas_sgemm_batch_strided; attention's per-head products): for
+ * b in [0, batch), with A_b = A + b * stride_a (elements), likewise B_b
+ * and C_b,
+ *   C_b = alpha * op(A_b) * op(B_b) + beta * C_b
+ * with anvil_sgemm's conventions for each item.  Strides are >= 0; 0 shares
+ * one A or B across the batch (e.g. one weight matrix).  The C items must
+ * not overlap: one after another (stride_c >= (M - 1) * ldc + N) or side by
+ * side within each row (N <= stride_c and (batch - 1) * stride_c + N <= ldc,
+ * e.g. heads written into one [tokens, heads * d] matrix); otherwise
+ * anvil_bad_leading_dim, as for a negative stride.  batch == 0 is a no-op.
+ * Each item's result is that of anvil_sgemm on it, bit for bit, for any
+ * thread count: many items run side by side (one per thread), few large
+ * ones one after another (each threaded).  Bad arguments write nothing;
+ * a resource failure (memory) after the first item may leave earlier items
+ * written. */
+ANVIL_API anvil_status_t anvil_sgemm_batch_strided(
+    char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha,
+    const float *A, int64_t lda, int64_t stride_a, const float *B, int64_t ldb,
+    int64_t stride_b, float beta, float *C, int64_t ldc, int64_t stride_c,
+    int64_t batch);
+
 /* Planned GEMM for a shape called repeatedly with the same B (weights).
  *   create -> packed_b_size -> pack_b (once) -> execute (many times, from
  *   many threads at once) -> destroy.
@@ -228,6 +250,14 @@ ANVIL_API anvil_status_t anvil_gemm_bf16bf16f32(char transa, char transb,
                                                 const anvil_bf16_t *B,
                                                 int64_t ldb, float beta,
                                                 float *C, int64_t ldc);
+
+/* anvil_gemm_bf16bf16f32 over a strided batch, with the batch rules of
+ * anvil_sgemm_batch_strided (strides in elements of A, B and C). */
+ANVIL_API anvil_status_t anvil_gemm_bf16bf16f32_batch_strided(
+    char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha,
+    const anvil_bf16_t *A, int64_t lda, int64_t stride_a, const anvil_bf16_t *B,
+    int64_t ldb, int64_t stride_b, float beta, float *C, int64_t ldc,
+    int64_t stride_c, int64_t batch);
 
 /* C (s32) = alpha * (op(A) - ao) * (op(B) - bo) + beta * C + co with the
  * argument order and meaning of oneDNN's dnnl_gemm_u8s8s32:

@@ -157,6 +157,17 @@ inline anvil_status_t sgemm_nothrow(char transa, char transb, std::int64_t M, st
     return anvil_sgemm(transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// A strided batch of independent GEMMs (exactly anvil_sgemm_batch_strided).
+inline void sgemm_batch_strided(char transa, char transb, std::int64_t M, std::int64_t N,
+                                std::int64_t K, float alpha, const float *A, std::int64_t lda,
+                                std::int64_t stride_a, const float *B, std::int64_t ldb,
+                                std::int64_t stride_b, float beta, float *C, std::int64_t ldc,
+                                std::int64_t stride_c, std::int64_t batch) {
+    check(anvil_sgemm_batch_strided(transa, transb, M, N, K, alpha, A, lda, stride_a, B, ldb,
+                                    stride_b, beta, C, ldc, stride_c, batch),
+          "anvil_sgemm_batch_strided");
+}
+
 // What anvil would do for this shape (kernels, blocking, threads, sizes).
 inline std::string explain_sgemm(char transa, char transb, std::int64_t M, std::int64_t N,
                                  std::int64_t K) {
@@ -259,6 +270,18 @@ inline void gemm_bf16bf16f32(char transa, char transb, std::int64_t M, std::int6
                              std::int64_t ldc) {
     check(anvil_gemm_bf16bf16f32(transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc),
           "anvil_gemm_bf16bf16f32");
+}
+
+inline void gemm_bf16bf16f32_batch_strided(char transa, char transb, std::int64_t M,
+                                           std::int64_t N, std::int64_t K, float alpha,
+                                           const anvil_bf16_t *A, std::int64_t lda,
+                                           std::int64_t stride_a, const anvil_bf16_t *B,
+                                           std::int64_t ldb, std::int64_t stride_b, float beta,
+                                           float *C, std::int64_t ldc, std::int64_t stride_c,
+                                           std::int64_t batch) {
+    check(anvil_gemm_bf16bf16f32_batch_strided(transa, transb, M, N, K, alpha, A, lda, stride_a,
+                                               B, ldb, stride_b, beta, C, ldc, stride_c, batch),
+          "anvil_gemm_bf16bf16f32_batch_strided");
 }
 
 inline void gemm_u8s8s32(char transa, char transb, char offsetc, std::int64_t M, std::int64_t N,

@@ -54,4 +54,38 @@ anvil_status_t check_gemm_shape(char transa, char transb, int64_t M, int64_t N, 
     return anvil_success;
 }
 
+namespace {
+
+// Elements from an item's first to one past its last (0 when empty).
+int64_t item_extent(const batch_operand &o) {
+    return o.rows == 0 || o.cols == 0 ? 0 : (o.rows - 1) * o.ld + o.cols;
+}
+
+anvil_status_t check_batch_operand(int64_t batch, const batch_operand &o) {
+    if (o.stride < 0) return anvil_bad_leading_dim;
+    int64_t off, end, bytes;
+    if (!mul_ok(batch - 1, o.stride, &off) || __builtin_add_overflow(off, item_extent(o), &end) ||
+        !mul_ok(end, o.elem_size, &bytes))
+        return anvil_size_overflow;
+    return anvil_success;
+}
+
+}  // namespace
+
+anvil_status_t check_batch(int64_t batch, const batch_operand &a, const batch_operand &b,
+                           const batch_operand &c) {
+    if (batch < 0) return anvil_bad_size;
+    if (batch <= 1) return a.stride < 0 || b.stride < 0 || c.stride < 0 ? anvil_bad_leading_dim
+                                                                        : anvil_success;
+    for (const batch_operand *o : {&a, &b, &c})
+        if (const anvil_status_t st = check_batch_operand(batch, *o); st != anvil_success)
+            return st;
+    const int64_t extent = item_extent(c);
+    if (extent == 0) return anvil_success;
+    const bool one_after_another = c.stride >= extent;
+    // (batch - 1) * stride_c fits: check_batch_operand formed it.
+    const bool side_by_side = c.stride >= c.cols && (batch - 1) * c.stride + c.cols <= c.ld;
+    return one_after_another || side_by_side ? anvil_success : anvil_bad_leading_dim;
+}
+
 }  // namespace anvil::api
