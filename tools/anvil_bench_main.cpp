@@ -12,6 +12,7 @@
 #include "anvil_bench_attr.h"
 #include "anvil_bench_cli.h"
 #include "anvil_bench_conv.h"
+#include "anvil_bench_batch.h"
 #include "anvil_bench_gemm.h"
 #include "anvil_bench_lowp.h"
 #include "anvil_bench_onednn.h"
@@ -145,6 +146,23 @@ int main(int argc, char **argv) {
             return 2;
         }
 
+    // Batched lines go to the strided-batch calls (f32 and bf16 only).
+    std::vector<gemm_problem> batched;
+    {
+        std::vector<gemm_problem> single;
+        for (const gemm_problem &p : problems) {
+            if (!p.batched())
+                single.push_back(p);
+            else if (o.dt == "f32" || o.dt == "bf16")
+                batched.push_back(p);
+            else
+                skipped.push_back({p.source, p.shape(),
+                                   "batched lines run with --dt f32 or bf16 (the strided-batch "
+                                   "calls)"});
+        }
+        problems.swap(single);
+    }
+
     gemm_context ctx;
     ctx.threads = threads;
     ctx.isa = anvil_isa_name(anvil_get_effective_isa());
@@ -217,11 +235,11 @@ int main(int argc, char **argv) {
                      s.reason.c_str());
     if (!skipped.empty())
         std::fprintf(t, "# %zu line(s) skipped, %zu problem(s) to run\n", skipped.size(),
-                     problems.size());
+                     problems.size() + batched.size());
 
     const bool lowp = o.dt != "f32";
     const bool matmul = lowp && o.planned;  // the low-precision matmul handle
-    const int failures =
+    int failures =
         o.mode == bench_mode::perf
             ? (matmul ? run_perf_matmul(o, ctx, problems, rep)
                : lowp ? run_perf_lowp(o, ctx, problems, rep)
@@ -229,6 +247,10 @@ int main(int argc, char **argv) {
             : (matmul ? run_check_matmul(o, ctx, problems, rep)
                : lowp ? run_check_lowp(o, ctx, problems, rep)
                       : run_check(o, ctx, problems, rep));
+    if (!batched.empty())
+        failures += o.mode == bench_mode::perf ? run_perf_batch(o, ctx, batched, rep)
+                                               : run_check_batch(o, ctx, batched, rep);
+    problems.insert(problems.end(), batched.begin(), batched.end());
     rep.finish(failures, skipped);
     std::fprintf(t, "# %zu problem(s), %d failure(s)\n", problems.size(), failures);
     return failures ? 1 : 0;

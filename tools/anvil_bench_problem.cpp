@@ -55,8 +55,53 @@ bool split_dims(const std::string &s, std::vector<int64_t> *dims, std::string *w
 }  // namespace
 
 std::string gemm_problem::shape() const {
-    return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    const std::string mnk = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    if (!batched()) return mnk;
+    return "b" + std::to_string(batch) + (share_a ? "A" : "") + (share_b ? "B" : "") + ":" + mnk;
 }
+
+gemm_problem gemm_problem::item() const {
+    gemm_problem p = *this;
+    p.batch = 1;
+    p.share_a = p.share_b = false;
+    return p;
+}
+
+namespace {
+
+// benchdnn's batch dims (all but the last two of each side): equal dims,
+// or one side all ones (shared by every item).  Sets p's batch fields.
+bool resolve_batch(const std::vector<int64_t> &d0, const std::vector<int64_t> &d1,
+                   gemm_problem *p, std::string *why) {
+    if (d0.size() != d1.size()) {
+        *why = "source and weights have different ranks";
+        return false;
+    }
+    int64_t b0 = 1, b1 = 1;
+    bool same = true;
+    for (size_t i = 0; i + 2 < d0.size(); ++i) {
+        if (__builtin_mul_overflow(b0, d0[i], &b0) || __builtin_mul_overflow(b1, d1[i], &b1)) {
+            *why = "batch too large";
+            return false;
+        }
+        same = same && d0[i] == d1[i];
+    }
+    if (same) {
+        p->batch = b0;
+    } else if (b0 == 1) {
+        p->batch = b1;
+        p->share_a = true;
+    } else if (b1 == 1) {
+        p->batch = b0;
+        p->share_b = true;
+    } else {
+        *why = "a partial batch broadcast (dims neither equal nor all 1 on one side)";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
 
 bool parse_trans(const std::string &s, char *ta, char *tb) {
     if (s.size() != 2) return false;
@@ -104,18 +149,20 @@ bool parse_problem(const std::string &text, char default_ta, char default_tb, ge
         if (!split_dims(shape.substr(0, colon), &d0, why) ||
             !split_dims(shape.substr(colon + 1), &d1, why))
             return false;
-        if (d0.size() != 2 || d1.size() != 2) {
-            *why = "batched (" + std::to_string(std::max(d0.size(), d1.size())) +
-                   "-D) matmul; only 2-D MxK:KxN is a single GEMM";
+        if (d0.size() < 2 || d1.size() < 2) {
+            *why = "expected MxK:KxN";
             return false;
         }
-        if (d0[1] != d1[0]) {
-            *why = "K mismatch (" + std::to_string(d0[1]) + " vs " + std::to_string(d1[0]) + ")";
+        if (!resolve_batch(d0, d1, &p, why)) return false;
+        const size_t r = d0.size();
+        if (d0[r - 1] != d1[r - 2]) {
+            *why = "K mismatch (" + std::to_string(d0[r - 1]) + " vs " + std::to_string(d1[r - 2]) +
+                   ")";
             return false;
         }
-        p.M = d0[0];
-        p.K = d0[1];
-        p.N = d1[1];
+        p.M = d0[r - 2];
+        p.K = d0[r - 1];
+        p.N = d1[r - 1];
     } else {
         if (!split_dims(shape, &d0, why)) return false;
         if (d0.size() != 3) {

@@ -246,8 +246,7 @@ constexpr int64_t kPrefetchRows = 8;
 constexpr bool kPrefetch = HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR;
 
 // An m x n tile with m = kM and n in ((kVecs-1)*L, kVecs*L]; kTail when the
-// last vector is partial (kTail is also used for n == L with one vector,
-// which costs only the mask).
+// last vector is partial.
 // The accumulators are named registers, accR_J for row R and vector J, not
 // an array: SVE vectors cannot be array elements (hwy_named_regs.h).  Rows
 // at or beyond kM and vectors at or beyond kVecs are discarded at compile
@@ -361,10 +360,15 @@ HWY_NOINLINE void Tile(const gemm::ukernel_args *HWY_RESTRICT p) {
 // columns of a wide call.
 template <int kM, bool kRowMajorA>
 HWY_INLINE void NarrowTile(const gemm::ukernel_args *p, int64_t n, int64_t L) {
+    // One whole vector skips the mask: masked loads and stores cost more
+    // than plain ones on AVX2 (vmaskmovps), and n == L is every call whose
+    // N leaves one vector after the two-vector panels (N = 40 on AVX2).
     if (n == 2 * L)
         Tile<kM, 2, false, kRowMajorA>(p);
     else if (n > L)
         Tile<kM, 2, true, kRowMajorA>(p);
+    else if (n == L)
+        Tile<kM, 1, false, kRowMajorA>(p);
     else
         Tile<kM, 1, true, kRowMajorA>(p);
 }
