@@ -107,6 +107,26 @@ bool replay_args(const std::map<std::string, std::string> &f, std::vector<std::s
                      "--trans", trans};
             return true;
         }
+    } else if (op == "gemm_batch") {
+        // benchdnn's batched form, a batch of 1 on a shared side.
+        const std::string shape = field(f, "shape"), batch = field(f, "batch"),
+                          shared = field(f, "shared");
+        const size_t x1 = shape.find('x'), x2 = shape.rfind('x');
+        const bool f32 = types.size() == 1 && types[0] == "f32";
+        const bool bf16 = types.size() == 3 && lowp_dt(types[0], types[1]) == "bf16";
+        if ((f32 || bf16) && x1 != std::string::npos && x2 != x1 && !batch.empty()) {
+            const std::string M = shape.substr(0, x1), N = shape.substr(x1 + 1, x2 - x1 - 1),
+                              K = shape.substr(x2 + 1);
+            const bool sa = shared.find('A') != std::string::npos,
+                       sb = shared.find('B') != std::string::npos;
+            const std::string line = (sa ? "1" : batch) + "x" + M + "x" + K + ":" +
+                                     (sb ? "1" : batch) + "x" + K + "x" + N;
+            *args = {"gemm", "--dt", f32 ? "f32" : "bf16", "--shape", line, "--trans", trans};
+            const std::string alpha = field(f, "alpha"), beta = field(f, "beta");
+            if (!alpha.empty()) args->insert(args->end(), {"--alpha", alpha});
+            if (!beta.empty()) args->insert(args->end(), {"--beta", beta});
+            return true;
+        }
     } else if (op == "matmul") {
         if (types.size() == 3 && !lowp_dt(types[0], types[1]).empty()) {
             *args = {"gemm", "--dt", lowp_dt(types[0], types[1]), "--planned", "--dst", types[2],

@@ -184,9 +184,9 @@ ANVIL_API anvil_status_t anvil_sgemm(char transa, char transb, int64_t M,
  * anvil_bad_leading_dim, as for a negative stride.  batch == 0 is a no-op.
  * Each item's result is that of anvil_sgemm on it, bit for bit, for any
  * thread count: many items run side by side (one per thread), few large
- * ones one after another (each threaded).  Bad arguments write nothing;
- * a resource failure (memory) after the first item may leave earlier items
- * written. */
+ * ones one after another (each threaded).  Bad arguments write nothing; a
+ * resource failure (memory) in one item is returned after the others ran
+ * (they are written, the failed item is not). */
 ANVIL_API anvil_status_t anvil_sgemm_batch_strided(
     char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha,
     const float *A, int64_t lda, int64_t stride_a, const float *B, int64_t ldb,

@@ -38,12 +38,46 @@ anvil_status_t check_batch_call(char transa, char transb, int64_t M, int64_t N, 
     return api::check_batch(batch, a, b, c);
 }
 
-void log_batch(const char *dt, char ta, char tb, int64_t M, int64_t N, int64_t K,
-               int64_t batch, const char *backend, anvil_status_t st, double t0) {
+// Every item, side by side or one after another.  Items whose kernels the
+// JIT failed to make wrote nothing; when the JIT has been turned off for it
+// (anvil_set_jit_failure_policy's fallback) they run again on the backend
+// reselect() picks, as the single calls do.
+template <typename F, typename R>
+anvil_status_t run_items(int64_t batch, double item_flops, const F &run_item, const R &reselect) {
+    std::vector<anvil_status_t> status;
+    gemm::run_batch_items(batch, item_flops, run_item, &status);
+    std::vector<int64_t> again;
+    anvil_status_t st = gemm::batch_status(status, &again);
+    if (st != anvil_jit_error || !jit_state::retry_without_jit(st)) return st;
+    reselect();
+    gemm::run_batch_items(int64_t(again.size()), item_flops,
+                          [&](int64_t i) { return run_item(again[size_t(i)]); }, &status);
+    return gemm::batch_status(status, &again);
+}
+
+// The strided-batch call as it was made (one line per call, not per item);
+// "shared" names the operands with stride 0 (anvil-bench replays it as a
+// benchdnn batched line with a batch of 1 on that side).
+struct batch_call {
+    const char *dt;
+    char ta, tb;
+    int64_t M, N, K, lda, ldb, ldc, stride_a, stride_b, stride_c, batch;
+    float alpha, beta;
+};
+
+void log_batch(const batch_call &c, const char *backend, anvil_status_t st, double t0) {
     const double us = (verbose::now_seconds() - t0) * 1e6;
-    verbose::emit(std::string("exec,op=gemm_batch,dt=") + dt + ",trans=" + ta + tb +
-                  ",shape=" + std::to_string(M) + "x" + std::to_string(N) + "x" +
-                  std::to_string(K) + ",batch=" + std::to_string(batch) + ",backend=" + backend +
+    const bool sa = c.stride_a == 0 && c.batch > 1, sb = c.stride_b == 0 && c.batch > 1;
+    const char *shared = sa && sb ? "AB" : sa ? "A" : sb ? "B" : "none";
+    verbose::emit(std::string("exec,op=gemm_batch,dt=") + c.dt + ",trans=" + c.ta + c.tb +
+                  ",shape=" + std::to_string(c.M) + "x" + std::to_string(c.N) + "x" +
+                  std::to_string(c.K) + ",batch=" + std::to_string(c.batch) +
+                  ",shared=" + shared + ",lda=" + std::to_string(c.lda) +
+                  ",ldb=" + std::to_string(c.ldb) + ",ldc=" + std::to_string(c.ldc) +
+                  ",stride_a=" + std::to_string(c.stride_a) +
+                  ",stride_b=" + std::to_string(c.stride_b) +
+                  ",stride_c=" + std::to_string(c.stride_c) + ",alpha=" + std::to_string(c.alpha) +
+                  ",beta=" + std::to_string(c.beta) + ",backend=" + backend +
                   ",threads=" + std::to_string(threading::num_threads()) +
                   ",status=" + anvil_status_str(st) + ",time_us=" + std::to_string(us));
 }
@@ -81,24 +115,20 @@ anvil_status_t anvil_sgemm_batch_strided(char transa, char transb, int64_t M, in
     p.ldc = ldc;
     const int vl = verbose::level();
     const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
-    // Item 0 alone first: it makes the kernels, and a JIT failure there
-    // (nothing written yet) falls back as anvil_sgemm does.
     const gemm::backend *be = &gemm::select_backend();
-    st = gemm::run_sgemm(*be, p);
-    if (jit_state::retry_without_jit(st)) {
-        be = &gemm::select_backend();
-        st = gemm::run_sgemm(*be, p);
-    }
-    if (st == anvil_success)
-        st = gemm::run_batch_items(1, batch, 2.0 * double(M) * double(N) * double(K),
-                                   [&](int64_t b) {
-                                       gemm::sgemm_problem q = p;
-                                       q.A = item_ptr(A, stride_a, b);
-                                       q.B = item_ptr(B, stride_b, b);
-                                       q.C = C + b * stride_c;
-                                       return gemm::run_sgemm(*be, q);
-                                   });
-    if (vl >= 2) log_batch("f32", transa, transb, M, N, K, batch, be->name(), st, t0);
+    auto run_item = [&](int64_t b) {
+        gemm::sgemm_problem q = p;
+        q.A = item_ptr(A, stride_a, b);
+        q.B = item_ptr(B, stride_b, b);
+        q.C = C + b * stride_c;
+        return gemm::run_sgemm(*be, q);
+    };
+    st = run_items(batch, 2.0 * double(M) * double(N) * double(K), run_item,
+                   [&] { be = &gemm::select_backend(); });
+    if (vl >= 2)
+        log_batch({"f32", transa, transb, M, N, K, lda, ldb, ldc, stride_a, stride_b, stride_c,
+                   batch, alpha, beta},
+                  be->name(), st, t0);
     return st;
 }
 
@@ -138,14 +168,12 @@ anvil_status_t anvil_gemm_bf16bf16f32_batch_strided(
         const lowp::bf16_blas_epilogue epi(alpha, beta, C + b * stride_c, ldc);
         return lowp::run_lp_gemm(*be, q, epi);
     };
-    st = run_item(0);  // makes the kernels; see anvil_sgemm_batch_strided
-    if (jit_state::retry_without_jit(st)) {
-        be = &lowp::select_lp_backend(p.kind);
-        st = run_item(0);
-    }
-    if (st == anvil_success)
-        st = gemm::run_batch_items(1, batch, 2.0 * double(M) * double(N) * double(K), run_item);
-    if (vl >= 2) log_batch("bf16bf16f32", transa, transb, M, N, K, batch, be->name(), st, t0);
+    st = run_items(batch, 2.0 * double(M) * double(N) * double(K), run_item,
+                   [&] { be = &lowp::select_lp_backend(p.kind); });
+    if (vl >= 2)
+        log_batch({"bf16bf16f32", transa, transb, M, N, K, lda, ldb, ldc, stride_a, stride_b,
+                   stride_c, batch, alpha, beta},
+                  be->name(), st, t0);
     return st;
 }
 

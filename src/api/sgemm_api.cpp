@@ -10,6 +10,7 @@
 #include "common/verbose.h"
 #include "gemm/backend.h"
 #include "gemm/blocking.h"
+#include "gemm/dot.h"
 #include "gemm/driver.h"
 #include "threading/parallel.h"
 
@@ -95,7 +96,18 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
          anvil_isa_name(be.tier()) + " threads=" + std::to_string(threading::num_threads()) + "\n";
     const gemm::blocking b = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, false,
                                                    threading::num_threads());
-    s += "anvil_sgemm: " + gemm::describe(b) + "\n";
+    gemm::sgemm_problem dp;
+    dp.transa = ta;
+    dp.transb = tb;
+    dp.M = M;
+    dp.N = N;
+    dp.K = K;
+    dp.ldb = ldb;
+    if (gemm::dot_path_applies(dp, be.tier()) && gemm::dot_kernel(be.tier()))
+        s += "anvil_sgemm: dot path (rows of A x columns of B along K, B read in place, "
+             "not packed; gemm/dot.h)\n";
+    else
+        s += "anvil_sgemm: " + gemm::describe(b) + "\n";
     const gemm::blocking bp = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, true,
                                                     threading::num_threads());
     const int64_t panels = N / be.nr() + (N % be.nr() != 0);

@@ -607,6 +607,8 @@ int64_t supported_once() {
 
 }  // namespace
 
+int64_t supported_targets_once() { return supported_once(); }
+
 int64_t allowed_targets(anvil_isa_t tier) {
     const int64_t fallback = HWY_EMU128 | HWY_SCALAR;
     if (tier >= anvil_isa_avx512_core) return ~int64_t(0);

@@ -36,6 +36,10 @@ std::vector<hwy_target_kernels> compiled_targets();
 // SSSE3 and the fallback); the scalar tier only the SIMD-free fallback.
 int64_t allowed_targets(anvil_isa_t tier);
 
+// hwy::SupportedTargets() as first asked (a snapshot: see hwy_sgemm.cc);
+// the other Highway kernel files pick their targets from it too.
+int64_t supported_targets_once();
+
 // The backend highway_backend() returns when the CPU supports the targets in
 // `supported` (an hwy::SupportedTargets()-style mask) and the effective tier
 // is `tier`: the best compiled target in both.  Null when there is none.

@@ -9,8 +9,8 @@
 // results are bitwise identical to batch separate calls, for any thread
 // count.
 #pragma once
-#include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "anvil/anvil.h"
 #include "threading/parallel.h"
@@ -20,24 +20,23 @@ namespace anvil::gemm {
 // Whether `items` items of item_flops each go side by side on nthreads.
 bool batch_items_side_by_side(int64_t items, double item_flops, int nthreads);
 
-// Runs item(b) for every b in [first, batch); returns the first failure
-// (items after a failure may still run).
+// Runs item(b) for every b in [0, batch) and returns each item's status in
+// *status (resized to batch).
 template <typename F>
-anvil_status_t run_batch_items(int64_t first, int64_t batch, double item_flops, const F &item) {
-    const int64_t items = batch - first;
-    if (items <= 0) return anvil_success;
-    if (!batch_items_side_by_side(items, item_flops, threading::num_threads())) {
-        for (int64_t b = first; b < batch; ++b)
-            if (const anvil_status_t st = item(b); st != anvil_success) return st;
-        return anvil_success;
+void run_batch_items(int64_t batch, double item_flops, const F &item,
+                     std::vector<anvil_status_t> *status) {
+    status->assign(size_t(batch), anvil_success);
+    if (!batch_items_side_by_side(batch, item_flops, threading::num_threads())) {
+        for (int64_t b = 0; b < batch; ++b) (*status)[size_t(b)] = item(b);
+        return;
     }
-    std::atomic<int> failure{anvil_success};
-    threading::parallel_for(items, [&](int64_t i) {
-        const anvil_status_t st = item(first + i);
-        int expected = anvil_success;
-        if (st != anvil_success) failure.compare_exchange_strong(expected, int(st));
-    });
-    return anvil_status_t(failure.load());
+    threading::parallel_for(batch, [&](int64_t b) { (*status)[size_t(b)] = item(b); });
 }
+
+// The batch's status: success, or the first failure other than
+// anvil_jit_error, or anvil_jit_error.  The items that failed with
+// anvil_jit_error (which writes nothing) go to *jit_failed.
+anvil_status_t batch_status(const std::vector<anvil_status_t> &status,
+                            std::vector<int64_t> *jit_failed);
 
 }  // namespace anvil::gemm

@@ -1,5 +1,7 @@
 #include "gemm/driver.h"
 
+#include "gemm/dot.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include "cache/call_memo.h"
 #include "cache/kernel_cache.h"
 #include "common/memory.h"
+#include "gemm/dot.h"
 #include "gemm/pack.h"
 #include "threading/parallel.h"
 
@@ -431,6 +434,11 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
         scale_c(p);
         return anvil_success;
     }
+    if (dot_path_applies(p, be.tier()))
+        if (const dot_fn fn = dot_kernel(be.tier())) {
+            run_dot_gemm(p, fn);
+            return anvil_success;
+        }
     const bool prepacked = p.packed_b != nullptr;
     const call_setup *setup = nullptr;
     anvil_status_t st = find_or_prepare(be, p, &setup);

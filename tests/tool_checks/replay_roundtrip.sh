@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctest tools_replay_roundtrip: ANVIL_VERBOSE=2 exec lines replayed by
 # `anvil-bench replay` run the same calls.  A mix of anvil-bench check runs
-# (f32 BLAS and planned, bf16, int8 BLAS, the int8 matmul handle with a full
+# (f32 BLAS and planned, bf16, strided batches, int8 BLAS, the int8 matmul handle with a full
 # chain, convolutions with attributes) is logged; the log is replayed in
 # check mode (which must pass), logged again, and every exec line of the
 # first log must reappear in the second, field for field but the timing.
@@ -15,6 +15,8 @@ run() { "$bench" "$@" >>"$work/original.log" 2>&1; }
 run gemm --dt f32 --mode check --shape 17x33x9 --trans NT
 run gemm --dt f32 --mode check --planned --shape 5x40x31
 run gemm --dt bf16 --mode check --shape 7x19x24
+run gemm --dt f32 --mode check --shape 6x9x40:6x40x17 --trans TN
+run gemm --dt bf16 --mode check --shape 1x5x12:4x12x33
 run gemm --dt s8s8s32 --mode check --shape 3x65x64 --trans NT
 run gemm --dt u8s8s32 --mode check --planned --dst u8 --attr-scales=per_oc:0.01 \
   --attr-zero-points=src:3,wei:2,dst:5 --bias --attr-post-ops=leaky_relu:0.25+add:bf16:per_oc+clip:-3:100 \
@@ -27,7 +29,7 @@ run conv --dt f32 --mode check 'g16mb1ic16ih8oc16oh8kh3ph1'
 signatures() { grep -o 'anvil_verbose,exec,.*' "$1" | sed -E 's/,time_us=[0-9.e+-]+//' | sort -u; }
 signatures "$work/original.log" >"$work/original.sig"
 n=$(wc -l <"$work/original.sig")
-if [[ $n -lt 7 ]]; then
+if [[ $n -lt 9 ]]; then
   echo "replay_roundtrip: only $n distinct exec lines were logged:"; cat "$work/original.log"; exit 1
 fi
 rc=0

@@ -1,0 +1,186 @@
+// Highway kernels of the small-M dot path (gemm/dot.h), compiled once per
+// Highway target through foreach_target, like hwy_sgemm.cc.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "fallback/hwy_dot.h"
+#include "fallback/hwy_sgemm.h"
+#include "gemm/dot.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "fallback/hwy_dot.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace anvil::fallback {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
+
+// The K tail (fewer than L elements) as a vector with zeros after it,
+// through a stack buffer: a plain or emulated masked load could read past
+// the caller's row, and this runs once per row of a tile.
+HWY_INLINE V LoadFirst(D d, const float *HWY_RESTRICT p, size_t count) {
+    HWY_ALIGN float buf[hn::MaxLanes(D())] = {};
+    std::memcpy(buf, p, count * sizeof(float));
+    return hn::Load(d, buf);
+}
+
+// The gemm/dot.h epilogue of one element.
+HWY_INLINE void StoreDot(float s, const gemm::dot_args *p, float *c) {
+    const float t = p->alpha == 1.0f ? s : p->alpha * s;
+    if (p->beta == 0.0f)
+        *c = t;
+    else if (p->beta == 1.0f)
+        *c = t + *c;
+    else
+        *c = std::fma(p->beta, *c, t);
+}
+
+// X(r, j): the accumulator cells of the largest tile, 4 rows x 8 columns
+// (named registers: SVE vectors cannot be array elements, see
+// hwy_named_regs.h).
+#define ANVIL_DOT_ROW(X, r) X(r, 0) X(r, 1) X(r, 2) X(r, 3) X(r, 4) X(r, 5) X(r, 6) X(r, 7)
+#define ANVIL_DOT_CELLS(X) ANVIL_DOT_ROW(X, 0) ANVIL_DOT_ROW(X, 1) ANVIL_DOT_ROW(X, 2) ANVIL_DOT_ROW(X, 3)
+#define ANVIL_DOT_ROWS(X) X(0) X(1) X(2) X(3)
+#define ANVIL_DOT_COLS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+// kM rows of A against kN columns of B, all of K: kM * kN accumulators
+// (at most 8: with the kM A vectors and one B vector that fits 16
+// registers), one A load per row and one B load per column each step.
+template <int kM, int kN>
+HWY_NOINLINE void DotTile(const gemm::dot_args *HWY_RESTRICT p, const float *HWY_RESTRICT a,
+                          const float *HWY_RESTRICT b, float *HWY_RESTRICT c) {
+    static_assert(kM >= 1 && kM <= 4 && kN >= 1 && kN <= 8 && kM * kN <= 8, "tile shape");
+    const D d;
+    const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+    const int64_t K = p->k;
+#define ANVIL_DECLARE(r, j) [[maybe_unused]] V acc##r##_##j = hn::Zero(d);
+    ANVIL_DOT_CELLS(ANVIL_DECLARE)
+#undef ANVIL_DECLARE
+    // Rows and columns past the tile point at row / column 0 (never read).
+#define ANVIL_ROW_PTR(r) const float *HWY_RESTRICT a##r = a + (r < kM ? r * p->lda : 0);
+    ANVIL_DOT_ROWS(ANVIL_ROW_PTR)
+#undef ANVIL_ROW_PTR
+#define ANVIL_COL_PTR(j) const float *HWY_RESTRICT b##j = b + (j < kN ? j * p->ldb : 0);
+    ANVIL_DOT_COLS(ANVIL_COL_PTR)
+#undef ANVIL_COL_PTR
+
+    // One k step: the A vectors of every row, then column by column one B
+    // vector into every row's accumulator.
+#define ANVIL_LOAD_A(r) [[maybe_unused]] const V va##r = r < kM ? LOAD(a##r) : hn::Zero(d);
+#define ANVIL_FMA(r, j) \
+    if constexpr (r < kM) acc##r##_##j = hn::MulAdd(va##r, vb, acc##r##_##j);
+#define ANVIL_COLUMN(j)                      \
+    if constexpr (j < kN) {                  \
+        const V vb = LOAD(b##j);             \
+        ANVIL_FMA(0, j) ANVIL_FMA(1, j) ANVIL_FMA(2, j) ANVIL_FMA(3, j) \
+    }
+    int64_t k = 0;
+    HWY_UNROLL(2)
+    for (; k + L <= K; k += L) {
+#define LOAD(ptr) hn::LoadU(d, ptr + k)
+        ANVIL_DOT_ROWS(ANVIL_LOAD_A)
+        ANVIL_DOT_COLS(ANVIL_COLUMN)
+#undef LOAD
+    }
+    if (k < K) {
+        const size_t rest = static_cast<size_t>(K - k);
+#define LOAD(ptr) LoadFirst(d, ptr + k, rest)
+        ANVIL_DOT_ROWS(ANVIL_LOAD_A)
+        ANVIL_DOT_COLS(ANVIL_COLUMN)
+#undef LOAD
+    }
+#undef ANVIL_COLUMN
+#undef ANVIL_FMA
+#undef ANVIL_LOAD_A
+
+#define ANVIL_STORE(r, j)                                                             \
+    if constexpr (r < kM && j < kN)                                                   \
+        StoreDot(hn::GetLane(hn::SumOfLanes(d, acc##r##_##j)), p, c + r * p->ldc + j);
+    ANVIL_DOT_CELLS(ANVIL_STORE)
+#undef ANVIL_STORE
+}
+
+// Columns [0, n) of kM rows: tiles of kW columns, then the narrower rest.
+template <int kM, int kW>
+HWY_INLINE void DotRows(const gemm::dot_args *p, const float *a, const float *b, float *c,
+                        int64_t n) {
+    int64_t j = 0;
+    for (; j + kW <= n; j += kW) DotTile<kM, kW>(p, a, b + j * p->ldb, c + j);
+    const float *bj = b + j * p->ldb;
+    switch (n - j) {
+        case 0: return;
+#define ANVIL_REST(w) \
+    case w:           \
+        if constexpr (w < kW) DotTile<kM, w>(p, a, bj, c + j); \
+        return;
+        ANVIL_REST(1) ANVIL_REST(2) ANVIL_REST(3) ANVIL_REST(4) ANVIL_REST(5) ANVIL_REST(6)
+        ANVIL_REST(7)
+#undef ANVIL_REST
+        default: return;
+    }
+}
+
+#undef ANVIL_DOT_ROW
+#undef ANVIL_DOT_CELLS
+#undef ANVIL_DOT_ROWS
+#undef ANVIL_DOT_COLS
+
+// The whole call: row groups of up to 4, each against column chunks of B
+// small enough to stay in L2 (~96 KiB) while the groups after the first
+// read them again, so B comes from memory once whatever M is.
+void DotGemm(const gemm::dot_args *p) {
+    const int64_t chunk = std::max<int64_t>(8, (96 * 1024 / 4) / std::max<int64_t>(1, p->k) / 8 * 8);
+    for (int64_t j0 = 0; j0 < p->n; j0 += chunk) {
+        const int64_t n = std::min(chunk, p->n - j0);
+        for (int64_t i0 = 0; i0 < p->m; i0 += 4) {
+            const float *a = p->a + i0 * p->lda;
+            const float *b = p->b + j0 * p->ldb;
+            float *c = p->c + i0 * p->ldc + j0;
+            switch (std::min<int64_t>(4, p->m - i0)) {
+                case 1: DotRows<1, 8>(p, a, b, c, n); break;
+                case 2: DotRows<2, 4>(p, a, b, c, n); break;
+                case 3: DotRows<3, 2>(p, a, b, c, n); break;
+                default: DotRows<4, 2>(p, a, b, c, n); break;
+            }
+        }
+    }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace anvil::fallback
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "fallback/hwy_dispatch_index.h"
+namespace anvil::fallback {
+
+HWY_EXPORT(DotGemm);
+
+gemm::dot_fn dot_kernel_of_target(int64_t t) {
+    size_t idx = 0;
+    if ((t & HWY_TARGETS) == 0 || !hwy_dispatch_index(t, &idx)) return nullptr;
+    return HWY_DISPATCH_TABLE(DotGemm)[idx];
+}
+
+}  // namespace anvil::fallback
+
+namespace anvil::gemm {
+
+dot_fn dot_kernel(anvil_isa_t tier) {
+    if (tier == anvil_isa_scalar) return nullptr;
+    const int64_t usable =
+        fallback::supported_targets_once() & HWY_TARGETS & fallback::allowed_targets(tier);
+    for (int64_t bits = usable; bits != 0; bits &= bits - 1)
+        if (const dot_fn fn = fallback::dot_kernel_of_target(bits & -bits)) return fn;
+    return nullptr;
+}
+
+}  // namespace anvil::gemm
+#endif  // HWY_ONCE

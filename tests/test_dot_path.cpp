@@ -1,0 +1,159 @@
+// The small-M dot path of anvil_sgemm (gemm/dot.h): every compiled Highway
+// target's dot kernel on every tile shape and K tail, exact on integer data
+// and within the gamma_K bound on fractions, reading nothing past A's and
+// B's rows and writing nothing outside C's tile; and through anvil_sgemm,
+// bitwise identical for 1 and 2 threads.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "anvil/anvil.h"
+#include "fallback/hwy_dot.h"
+#include "fallback/hwy_sgemm.h"
+#include "gemm/dot.h"
+#include "gemm/driver.h"
+#include "test_util.h"
+
+namespace {
+
+using anvil::gemm::dot_args;
+using anvil::gemm::dot_fn;
+
+struct dot_case {
+    int64_t m, n, k;
+    float alpha, beta;
+    bool ints;
+};
+
+// Runs one case with A's last row and B's last column ending at guard
+// pages and C inside a larger matrix; returns "" or what went wrong.
+std::string run_case(dot_fn fn, const dot_case &c, tu::rng &r) {
+    const int64_t lda = c.k + 1, ldb = c.k, ldc = c.n + 2;
+    tu::guarded ga(size_t((c.m - 1) * lda + c.k) * 4), gb(size_t(c.n * ldb) * 4);
+    float *A = ga.tail(size_t((c.m - 1) * lda + c.k));
+    float *B = gb.tail(size_t(c.n * ldb));
+    auto value = [&] { return c.ints ? r.small_int() : r.frac(); };
+    for (int64_t i = 0; i < (c.m - 1) * lda + c.k; ++i) A[i] = value();
+    for (int64_t i = 0; i < c.n * ldb; ++i) B[i] = value();
+    std::vector<float> C(size_t(c.m * ldc)), C0;
+    for (float &v : C) v = c.beta == 0.0f ? tu::qnan() : (c.ints ? r.exact_c(c.beta) : r.frac());
+    C0 = C;
+    dot_args a{A, B, C.data(), lda, ldb, ldc, c.m, c.n, c.k, c.alpha, c.beta};
+    fn(&a);
+    for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < ldc; ++j) {
+            const size_t at = size_t(i * ldc + j);
+            if (j >= c.n) {
+                if (std::memcmp(&C[at], &C0[at], 4) != 0)
+                    return "wrote C(" + std::to_string(i) + "," + std::to_string(j) + ")";
+                continue;
+            }
+            double dot = 0, abs_sum = 0;
+            for (int64_t k = 0; k < c.k; ++k) {
+                dot += double(A[i * lda + k]) * double(B[j * ldb + k]);
+                abs_sum += std::fabs(double(A[i * lda + k]) * double(B[j * ldb + k]));
+            }
+            const double want = c.alpha * dot + (c.beta == 0.0f ? 0.0 : c.beta * double(C0[at]));
+            // Integer data: every partial sum is exact, and so are alpha (-0.5)
+            // and the beta terms of exact_c.  Fractions: gamma_{K+2} of the
+            // absolute terms (any summation order).
+            const double bound =
+                c.ints ? 0.0
+                       : tu::gamma_n(c.k + 2, 0x1p-24) *
+                             (std::fabs(c.alpha) * abs_sum +
+                              (c.beta == 0.0f ? 0.0 : std::fabs(c.beta * double(C0[at]))));
+            if (!(std::fabs(double(C[at]) - want) <= bound))
+                return "C(" + std::to_string(i) + "," + std::to_string(j) + ") = " +
+                       std::to_string(C[at]) + ", want " + std::to_string(want);
+        }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("dot path: every compiled target's kernel, every tile, K tail, alpha and beta") {
+    const int64_t depths[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 100, 257};
+    for (const auto &t : anvil::fallback::compiled_targets()) {
+        CAPTURE(std::string(t.name));
+        const dot_fn fn = anvil::fallback::dot_kernel_of_target(t.target);
+        REQUIRE((fn != nullptr));
+        tu::rng r(uint64_t(t.target) % 1000 + 5);
+        int64_t cases = 0, failures = 0;
+        std::string first;
+        for (int64_t m = 1; m <= 9; ++m)
+            for (int64_t n = 1; n <= 17; ++n)
+                for (int64_t k : depths)
+                    for (float alpha : {1.0f, -0.5f})
+                        for (float beta : {0.0f, 1.0f, 0.3f})
+                            for (bool ints : {true, false}) {
+                                if (!ints && (n % 3 != 0 || k % 2 == 0)) continue;  // fewer fraction runs
+                                const dot_case c{m, n, k, alpha, beta, ints};
+                                const std::string why = run_case(fn, c, r);
+                                ++cases;
+                                if (!why.empty() && failures++ == 0)
+                                    first = std::to_string(m) + "x" + std::to_string(n) + "x" +
+                                            std::to_string(k) + " alpha " +
+                                            std::to_string(alpha) + " beta " +
+                                            std::to_string(beta) + (ints ? " ints: " : " fractions: ") + why;
+                            }
+        INFO("first failure: " << first);
+        CHECK(failures == 0);
+        MESSAGE(std::string(t.name) << ": " << cases << " dot cases");
+    }
+}
+
+TEST_CASE("dot path: anvil_sgemm takes it for small M with B transposed and for N == 1") {
+    anvil::gemm::sgemm_problem p;
+    p.transb = true;
+    p.M = 4;
+    p.N = 100;
+    p.K = 64;
+    CHECK(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));
+    CHECK(anvil::gemm::dot_path_applies(p, anvil_isa_avx512_core));
+    p.M = 64;
+    CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));  // short K: packing wins
+    p.K = 4096;
+    CHECK(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));
+    CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx512_core));
+    p.transa = true;
+    CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));
+    p.transa = p.transb = false;
+    p.M = 1000;
+    p.N = 1;
+    p.ldb = 1;
+    CHECK(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));  // matrix-vector
+    p.ldb = 2;
+    CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));
+    CHECK((anvil::gemm::dot_kernel(anvil_isa_scalar) == nullptr));
+}
+
+TEST_CASE("dot path: bitwise identical for 1 and 2 threads") {
+    struct shape {
+        int64_t M, N, K;
+        char tb;
+    };
+    for (const shape s : {shape{5, 3001, 700, 'T'}, shape{3001, 1, 700, 'N'},
+                          shape{40, 2000, 600, 'T'}, shape{1, 9000, 333, 'T'}}) {
+        CAPTURE(s.M);
+        CAPTURE(s.N);
+        tu::rng r(uint64_t(s.M * 7 + s.N));
+        std::vector<float> A(size_t(s.M * s.K)), B(size_t(s.N * s.K)), C0(size_t(s.M * s.N));
+        for (float &v : A) v = r.frac();
+        for (float &v : B) v = r.frac();
+        for (float &v : C0) v = r.frac();
+        const int64_t ldb = s.tb == 'T' ? s.K : s.N;
+        std::vector<std::vector<float>> out;
+        for (int threads : {1, 2}) {
+            REQUIRE(anvil_set_num_threads(threads) == anvil_success);
+            std::vector<float> C = C0;
+            REQUIRE(anvil_sgemm('N', s.tb, s.M, s.N, s.K, 0.7f, A.data(), s.K, B.data(), ldb,
+                                0.3f, C.data(), s.N) == anvil_success);
+            out.push_back(C);
+        }
+        REQUIRE(anvil_set_num_threads(2) == anvil_success);
+        CHECK(std::memcmp(out[0].data(), out[1].data(), out[0].size() * 4) == 0);
+    }
+}
