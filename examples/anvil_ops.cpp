@@ -269,51 +269,52 @@ private:
     avec<uint8_t> packed_;
 };
 
-// ---- attention: one BLAS-style GEMM per (batch, head); anvil has no
-// batched / strided-batch GEMM.
+// ---- attention: per sequence, one strided batch over the heads (the
+// heads' Q, K and V are D columns apart in the fused QKV rows; the context
+// of each head lands D columns apart in one [tokens, heads * D] row).
 class AnvilAttention final : public Attention {
 public:
     explicit AnvilAttention(const AttnSpec &s) : s_(s) {}
     void scores(const void *qkv, float *sc, Profile &p) override {
-        const int64_t S = s_.S, D = s_.D, HD = s_.H * s_.D, ld = 3 * HD;
+        const int64_t S = s_.S, D = s_.D, H = s_.H, HD = H * D, ld = 3 * HD;
         const float alpha = 1.f / std::sqrt(float(D));
         Scoped t(p, Cat::kernel);
-        for (int64_t b = 0; b < s_.B; ++b)
-            for (int64_t h = 0; h < s_.H; ++h) {
-                const int64_t q = b * S * ld + h * D, k = q + HD;
-                float *C = sc + (b * s_.H + h) * S * S;
-                if (s_.dt == DT::f32) {
-                    const float *x = static_cast<const float *>(qkv);
-                    check(anvil_sgemm('N', 'T', S, S, D, alpha, x + q, ld, x + k, ld, 0.f, C, S),
-                          "sgemm (scores)");
-                } else {
-                    const bf16_t *x = static_cast<const bf16_t *>(qkv);
-                    check(anvil_gemm_bf16bf16f32('N', 'T', S, S, D, alpha, x + q, ld, x + k, ld,
-                                                 0.f, C, S),
-                          "gemm_bf16bf16f32 (scores)");
-                }
+        for (int64_t b = 0; b < s_.B; ++b) {
+            const int64_t q = b * S * ld, k = q + HD;
+            float *C = sc + b * H * S * S;
+            if (s_.dt == DT::f32) {
+                const float *x = static_cast<const float *>(qkv);
+                check(anvil_sgemm_batch_strided('N', 'T', S, S, D, alpha, x + q, ld, D, x + k, ld,
+                                                D, 0.f, C, S, S * S, H),
+                      "sgemm_batch_strided (scores)");
+            } else {
+                const bf16_t *x = static_cast<const bf16_t *>(qkv);
+                check(anvil_gemm_bf16bf16f32_batch_strided('N', 'T', S, S, D, alpha, x + q, ld, D,
+                                                           x + k, ld, D, 0.f, C, S, S * S, H),
+                      "gemm_bf16bf16f32_batch_strided (scores)");
             }
+        }
     }
     void context(const void *P, const void *qkv, float *ctx, Profile &p) override {
-        const int64_t S = s_.S, D = s_.D, HD = s_.H * s_.D, ld = 3 * HD;
+        const int64_t S = s_.S, D = s_.D, H = s_.H, HD = H * D, ld = 3 * HD;
         Scoped t(p, Cat::kernel);
-        for (int64_t b = 0; b < s_.B; ++b)
-            for (int64_t h = 0; h < s_.H; ++h) {
-                const int64_t v = b * S * ld + 2 * HD + h * D, pp = (b * s_.H + h) * S * S;
-                float *C = ctx + b * S * HD + h * D;
-                if (s_.dt == DT::f32) {
-                    const float *x = static_cast<const float *>(qkv);
-                    const float *pr = static_cast<const float *>(P);
-                    check(anvil_sgemm('N', 'N', S, D, S, 1.f, pr + pp, S, x + v, ld, 0.f, C, HD),
-                          "sgemm (context)");
-                } else {
-                    const bf16_t *x = static_cast<const bf16_t *>(qkv);
-                    const bf16_t *pr = static_cast<const bf16_t *>(P);
-                    check(anvil_gemm_bf16bf16f32('N', 'N', S, D, S, 1.f, pr + pp, S, x + v, ld,
-                                                 0.f, C, HD),
-                          "gemm_bf16bf16f32 (context)");
-                }
+        for (int64_t b = 0; b < s_.B; ++b) {
+            const int64_t v = b * S * ld + 2 * HD, pp = b * H * S * S;
+            float *C = ctx + b * S * HD;
+            if (s_.dt == DT::f32) {
+                const float *x = static_cast<const float *>(qkv);
+                const float *pr = static_cast<const float *>(P);
+                check(anvil_sgemm_batch_strided('N', 'N', S, D, S, 1.f, pr + pp, S, S * S, x + v,
+                                                ld, D, 0.f, C, HD, D, H),
+                      "sgemm_batch_strided (context)");
+            } else {
+                const bf16_t *x = static_cast<const bf16_t *>(qkv);
+                const bf16_t *pr = static_cast<const bf16_t *>(P);
+                check(anvil_gemm_bf16bf16f32_batch_strided('N', 'N', S, D, S, 1.f, pr + pp, S,
+                                                           S * S, x + v, ld, D, 0.f, C, HD, D, H),
+                      "gemm_bf16bf16f32_batch_strided (context)");
             }
+        }
     }
 
 private:

@@ -4,7 +4,8 @@
 // the same glue (common/tensor_ops.h).
 //
 //   qkv = x Wqkv + bqkv                     (one GEMM, N = 2304)
-//   per head: P = softmax(Q K^T / 8);  ctx = P V
+//   per head: P = softmax(Q K^T / 8);  ctx = P V   (anvil: one strided
+//             batch of GEMMs over the heads, anvil_sgemm_batch_strided)
 //   h   = x + ctx Wo + bo                   (bias + residual fused)
 //   h1  = LayerNorm(h)
 //   f   = GELU_erf(h1 W1 + b1)              (bias + GELU fused)
@@ -16,7 +17,8 @@
 //            packed once) with a plain epilogue, or with --f32-linear conv on
 //            a 1x1 anvil_conv2d that fuses the epilogue.
 // --dt bf16: bf16 weights and activations into every GEMM, fp32 accumulation
-//            (anvil_matmul bf16 x bf16; attention with anvil_gemm_bf16bf16f32);
+//            (anvil_matmul bf16 x bf16; attention with
+//            anvil_gemm_bf16bf16f32_batch_strided, one batch over the heads);
 //            QKV and FFN1 write bf16, the other outputs are fp32 (residual
 //            and LayerNorm stay fp32).
 // --dt int8: the four linear layers take u8 activations (per-tensor scale and
