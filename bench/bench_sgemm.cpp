@@ -2,7 +2,8 @@
 // handle (B packed outside the loop), dnnl_sgemm, oneDNN's matmul primitive
 // with prepacked weights (format_tag::any, reordered once), and, for small
 // shapes, libxsmm's dispatched JIT kernel.  Row-major C (M x N) = A (M x K) *
-// B (K x N), alpha 1, beta 0.  Every benchmark checks its result afterwards.
+// B (K x N), alpha 1, beta 0; the _nt pairs store B as [N, K] (transb 'T').
+// Every benchmark checks its result afterwards.
 //
 //   ./bench_sgemm --benchmark_filter='/64/64/64$'
 //   ANVIL_BENCH_THREADS=2 taskset -c 0,1 ./bench_sgemm
@@ -129,6 +130,49 @@ void BM_dnnl_matmul_prepacked(benchmark::State &state) {
     finish(state, d);
 }
 
+// y = x W^T with W stored [N, K] (PyTorch's Linear layout), B not prepacked:
+// transb 'T' on the inference shapes (anvil's dot path for small M).  B^T
+// holds the same values, so the NN check applies.
+void nt_args(benchmark::internal::Benchmark *b) {
+    b->ArgNames({"M", "N", "K"});
+    for (const shape &s : all_shapes())
+        if (s.M <= 64 && s.N >= 4096) b->Args({s.M, s.N, s.K});
+}
+
+std::vector<float> transposed_b(const gemm_data &d) {
+    std::vector<float> bt(d.B.size());
+    for (int64_t k = 0; k < d.K; ++k)
+        for (int64_t j = 0; j < d.N; ++j) bt[size_t(j * d.K + k)] = d.B[size_t(k * d.N + j)];
+    return bt;
+}
+
+void BM_anvil_sgemm_nt(benchmark::State &state) {
+    anvil_gbench::setup_threads();
+    gemm_data d(state.range(0), state.range(1), state.range(2));
+    const std::vector<float> bt = transposed_b(d);
+    for (auto _ : state) {
+        if (anvil_sgemm('N', 'T', d.M, d.N, d.K, 1.0f, d.A.data(), d.K, bt.data(), d.K, 0.0f,
+                        d.C.data(), d.N) != anvil_success) {
+            state.SkipWithError("anvil_sgemm failed");
+            break;
+        }
+        benchmark::ClobberMemory();
+    }
+    finish(state, d);
+}
+
+void BM_dnnl_sgemm_nt(benchmark::State &state) {
+    anvil_gbench::setup_threads();
+    gemm_data d(state.range(0), state.range(1), state.range(2));
+    const std::vector<float> bt = transposed_b(d);
+    for (auto _ : state) {
+        dnnl_sgemm('N', 'T', d.M, d.N, d.K, 1.0f, d.A.data(), d.K, bt.data(), d.K, 0.0f,
+                   d.C.data(), d.N);
+        benchmark::ClobberMemory();
+    }
+    finish(state, d);
+}
+
 #ifdef ANVIL_BENCH_HAVE_LIBXSMM
 void BM_libxsmm(benchmark::State &state) {
     static const bool init = [] {
@@ -166,5 +210,7 @@ BENCHMARK(BM_anvil_sgemm)->Apply(all_args)->UseRealTime();
 BENCHMARK(BM_dnnl_sgemm)->Apply(all_args)->UseRealTime();
 BENCHMARK(BM_anvil_planned)->Apply(all_args)->UseRealTime();
 BENCHMARK(BM_dnnl_matmul_prepacked)->Apply(all_args)->UseRealTime();
+BENCHMARK(BM_anvil_sgemm_nt)->Apply(nt_args)->UseRealTime();
+BENCHMARK(BM_dnnl_sgemm_nt)->Apply(nt_args)->UseRealTime();
 
 BENCHMARK_MAIN();
