@@ -120,6 +120,29 @@ anvil_status_t run_f32(const batch_case &c, const batch_data &d, float *C) {
                                      c.ldc(), c.stride_c(), c.batch);
 }
 
+// Checks C (from the batched call) item by item against the exact
+// reference and against Cs, which single_call(b, Cs) fills with the single
+// call on item b; and that the gaps between items kept their bits.
+template <typename SingleCall>
+void check_items(const batch_case &c, const batch_data &d, const tu::fbuf &C,
+                 const SingleCall &single_call) {
+    tu::fbuf Cs(size_t(c.c_size()), 1);
+    std::memcpy(Cs.data(), d.C0.data(), Cs.size() * 4);
+    int64_t wrong = 0, unlike_single = 0;
+    for (int64_t b = 0; b < c.batch; ++b) {
+        REQUIRE(single_call(b, Cs.data() + b * c.stride_c()) == anvil_success);
+        for (int64_t i = 0; i < c.M; ++i)
+            for (int64_t j = 0; j < c.N; ++j) {
+                const size_t at = size_t(b * c.stride_c() + i * c.ldc() + j);
+                wrong += double(C[at]) != reference(c, d.A.data(), d.B.data(), d.C0.data(), b, i, j);
+                unlike_single += std::memcmp(&C[at], &Cs[at], 4) != 0;
+            }
+    }
+    CHECK(wrong == 0);
+    CHECK(unlike_single == 0);
+    CHECK(gaps_changed(c, C.data(), d.C0.data()) == 0);
+}
+
 #if ANVIL_TESTS_HAVE_ONEDNN
 // oneDNN's matmul over the same batch (dims {batch, rows, cols} with the
 // batch strides; a shared operand is a batch of 1, broadcast).
@@ -159,26 +182,14 @@ TEST_CASE("gemm batch: f32 items equal the single call and the exact reference")
     for (const batch_case &c : cases()) {
         INFO(c.str());
         const batch_data d = make_data(c, seed++);
-        tu::fbuf C(size_t(c.c_size()), 1), Cs(size_t(c.c_size()), 1);
+        tu::fbuf C(size_t(c.c_size()), 1);
         std::memcpy(C.data(), d.C0.data(), C.size() * 4);
-        std::memcpy(Cs.data(), d.C0.data(), C.size() * 4);
         REQUIRE(run_f32(c, d, C.data()) == anvil_success);
-        int64_t wrong = 0, unlike_single = 0;
-        for (int64_t b = 0; b < c.batch; ++b) {
-            REQUIRE(anvil_sgemm(c.ta, c.tb, c.M, c.N, c.K, c.alpha, d.A.data() + b * c.stride_a(),
-                                c.lda(), d.B.data() + b * c.stride_b(), c.ldb(), c.beta,
-                                Cs.data() + b * c.stride_c(), c.ldc()) == anvil_success);
-            for (int64_t i = 0; i < c.M; ++i)
-                for (int64_t j = 0; j < c.N; ++j) {
-                    const size_t at = size_t(b * c.stride_c() + i * c.ldc() + j);
-                    wrong += double(C[at]) !=
-                             reference(c, d.A.data(), d.B.data(), d.C0.data(), b, i, j);
-                    unlike_single += std::memcmp(&C[at], &Cs[at], 4) != 0;
-                }
-        }
-        CHECK(wrong == 0);
-        CHECK(unlike_single == 0);
-        CHECK(gaps_changed(c, C.data(), d.C0.data()) == 0);
+        check_items(c, d, C, [&](int64_t b, float *Cb) {
+            return anvil_sgemm(c.ta, c.tb, c.M, c.N, c.K, c.alpha, d.A.data() + b * c.stride_a(),
+                               c.lda(), d.B.data() + b * c.stride_b(), c.ldb(), c.beta, Cb,
+                               c.ldc());
+        });
 #if ANVIL_TESTS_HAVE_ONEDNN
         // oneDNN broadcasts one operand's batch of 1, not both (then every
         // item is the same product, checked above).
@@ -207,31 +218,18 @@ TEST_CASE("gemm batch: bf16 items equal the single call and the exact reference"
         std::vector<uint16_t> A(d.A.size()), B(d.B.size());
         for (size_t i = 0; i < A.size(); ++i) A[i] = lt::f32_to_bf16(d.A[i]);
         for (size_t i = 0; i < B.size(); ++i) B[i] = lt::f32_to_bf16(d.B[i]);
-        tu::fbuf C(size_t(c.c_size()), 1), Cs(size_t(c.c_size()), 1);
+        tu::fbuf C(size_t(c.c_size()), 1);
         std::memcpy(C.data(), d.C0.data(), C.size() * 4);
-        std::memcpy(Cs.data(), d.C0.data(), C.size() * 4);
         REQUIRE(anvil_gemm_bf16bf16f32_batch_strided(
                     c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), c.lda(), c.stride_a(), B.data(),
                     c.ldb(), c.stride_b(), c.beta, C.data(), c.ldc(), c.stride_c(),
                     c.batch) == anvil_success);
-        int64_t wrong = 0, unlike_single = 0;
-        for (int64_t b = 0; b < c.batch; ++b) {
-            REQUIRE(anvil_gemm_bf16bf16f32(c.ta, c.tb, c.M, c.N, c.K, c.alpha,
-                                           A.data() + b * c.stride_a(), c.lda(),
-                                           B.data() + b * c.stride_b(), c.ldb(), c.beta,
-                                           Cs.data() + b * c.stride_c(),
-                                           c.ldc()) == anvil_success);
-            for (int64_t i = 0; i < c.M; ++i)
-                for (int64_t j = 0; j < c.N; ++j) {
-                    const size_t at = size_t(b * c.stride_c() + i * c.ldc() + j);
-                    wrong += double(C[at]) !=
-                             reference(c, d.A.data(), d.B.data(), d.C0.data(), b, i, j);
-                    unlike_single += std::memcmp(&C[at], &Cs[at], 4) != 0;
-                }
-        }
-        CHECK(wrong == 0);
-        CHECK(unlike_single == 0);
-        CHECK(gaps_changed(c, C.data(), d.C0.data()) == 0);
+        check_items(c, d, C, [&](int64_t b, float *Cb) {
+            return anvil_gemm_bf16bf16f32(c.ta, c.tb, c.M, c.N, c.K, c.alpha,
+                                          A.data() + b * c.stride_a(), c.lda(),
+                                          B.data() + b * c.stride_b(), c.ldb(), c.beta, Cb,
+                                          c.ldc());
+        });
     }
 }
 

@@ -11,6 +11,7 @@
 #include "anvil/anvil.h"
 #include "anvil_bench_check.h"
 #include "anvil_bench_data.h"
+#include "anvil_bench_onednn.h"
 #include "anvil_bench_timing.h"
 
 namespace anvil_bench {
@@ -80,13 +81,7 @@ public:
                                                 : dims{p.K * p.N, 1, p.ldb()});
             const memory::desc c_md({p.batch, p.M, p.N}, memory::data_type::f32,
                                     dims{p.stride_c(), p.ldc(), 1});
-            primitive_attr attr;
-            if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-            if (beta != 0.0f) {
-                post_ops po;
-                po.append_sum(beta);
-                attr.set_post_ops(po);
-            }
+            const primitive_attr attr = blas_attr(alpha, beta);
             const matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), attr, eng_);
             impl_ = pd.impl_info_str();
             prim_ = matmul(pd);
@@ -282,30 +277,8 @@ int run_perf_batch(const options &o, const gemm_context &ctx,
         to.trials = p.flops() >= o.big_gflop * 1e9 ? o.trials_big : o.trials;
         to.min_trial_s = o.min_trial_s;
         const std::vector<timing_result> tr = run_alternating(cs, to);
-        r.timed = true;
-        const double gf = p.flops() * 1e-9;
-        r.anvil_gflops = gf / tr[0].best_s;
-        r.anvil_spread = tr[0].spread;
-        r.anvil_gbps = p.weight_bytes() * 1e-9 / tr[0].best_s;
-        for (double t : tr[0].trial_median_s) r.anvil_trials.push_back(gf / t);
-        if (ctx.peak_gflops > 0) r.pct_peak = 100.0 * r.anvil_gflops / ctx.peak_gflops;
         std::string detail;
-        if (cs.size() == 2) {
-            r.peer_gflops = gf / tr[1].best_s;
-            r.peer_spread = tr[1].spread;
-            r.peer_gbps = p.weight_bytes() * 1e-9 / tr[1].best_s;
-            for (double t : tr[1].trial_median_s) r.peer_trials.push_back(gf / t);
-            if (ctx.peak_gflops > 0) r.peer_pct_peak = 100.0 * r.peer_gflops / ctx.peak_gflops;
-            r.ratio = r.anvil_gflops / r.peer_gflops;
-            if (!tr[1].verified) detail += "peer " + r.peer + " WRONG: " + tr[1].why + "; ";
-        }
-        if (tr[0].verified) {
-            r.status = "PASS";
-        } else {
-            r.status = "FAIL";
-            detail += "anvil WRONG: " + tr[0].why + "; ";
-            ++failures;
-        }
+        if (!fill_timed_row(ctx, tr, p.flops() * 1e-9, p.weight_bytes(), &r, &detail)) ++failures;
         r.detail = detail + r.detail;
         rep.add(r);
     }

@@ -140,6 +140,28 @@ bool check_pass(const options &o, const gemm_problem &p, data_kind kind, uint64_
 
 }  // namespace
 
+bool fill_timed_row(const gemm_context &ctx, const std::vector<timing_result> &tr, double gflop,
+                    double weight_bytes, row *r, std::string *detail) {
+    r->timed = true;
+    r->anvil_gflops = gflop / tr[0].best_s;
+    r->anvil_spread = tr[0].spread;
+    r->anvil_gbps = weight_bytes * 1e-9 / tr[0].best_s;
+    for (double t : tr[0].trial_median_s) r->anvil_trials.push_back(gflop / t);
+    if (ctx.peak_gflops > 0) r->pct_peak = 100.0 * r->anvil_gflops / ctx.peak_gflops;
+    if (tr.size() >= 2) {
+        r->peer_gflops = gflop / tr[1].best_s;
+        r->peer_spread = tr[1].spread;
+        r->peer_gbps = weight_bytes * 1e-9 / tr[1].best_s;
+        for (double t : tr[1].trial_median_s) r->peer_trials.push_back(gflop / t);
+        if (ctx.peak_gflops > 0) r->peer_pct_peak = 100.0 * r->peer_gflops / ctx.peak_gflops;
+        r->ratio = r->anvil_gflops / r->peer_gflops;
+        if (!tr[1].verified) *detail += "peer " + r->peer + " WRONG: " + tr[1].why + "; ";
+    }
+    r->status = tr[0].verified ? "PASS" : "FAIL";
+    if (!tr[0].verified) *detail += "anvil WRONG: " + tr[0].why + "; ";
+    return tr[0].verified;
+}
+
 int run_check(const options &o, const gemm_context &ctx, const std::vector<gemm_problem> &ps,
               reporter &rep) {
     int failures = 0;
@@ -286,30 +308,8 @@ int run_perf(const options &o, const gemm_context &ctx, const std::vector<gemm_p
         to.min_trial_s = o.min_trial_s;
         const std::vector<timing_result> tr = run_alternating(cs, to);
 
-        r.timed = true;
-        const double gf = p.flops() * 1e-9;
-        r.anvil_gflops = gf / tr[0].best_s;
-        r.anvil_spread = tr[0].spread;
-        r.anvil_gbps = p.weight_bytes() * 1e-9 / tr[0].best_s;
-        for (double t : tr[0].trial_median_s) r.anvil_trials.push_back(gf / t);
-        if (ctx.peak_gflops > 0) r.pct_peak = 100.0 * r.anvil_gflops / ctx.peak_gflops;
         std::string detail = cold_note;
-        if (cs.size() == 2) {
-            r.peer_gflops = gf / tr[1].best_s;
-            r.peer_spread = tr[1].spread;
-            r.peer_gbps = p.weight_bytes() * 1e-9 / tr[1].best_s;
-            for (double t : tr[1].trial_median_s) r.peer_trials.push_back(gf / t);
-            if (ctx.peak_gflops > 0) r.peer_pct_peak = 100.0 * r.peer_gflops / ctx.peak_gflops;
-            r.ratio = r.anvil_gflops / r.peer_gflops;
-            if (!tr[1].verified) detail += "peer " + r.peer + " WRONG: " + tr[1].why + "; ";
-        }
-        if (tr[0].verified) {
-            r.status = "PASS";
-        } else {
-            r.status = "FAIL";
-            detail += "anvil WRONG: " + tr[0].why + "; ";
-            ++failures;
-        }
+        if (!fill_timed_row(ctx, tr, p.flops() * 1e-9, p.weight_bytes(), &r, &detail)) ++failures;
         if (!r.detail.empty()) detail += r.detail;
         r.detail = detail;
         rep.add(r);

@@ -25,6 +25,17 @@ std::string onednn_version() {
            std::to_string(v->patch);
 }
 
+dnnl::primitive_attr blas_attr(float alpha, float beta) {
+    dnnl::primitive_attr attr;
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    if (beta != 0.0f) {
+        dnnl::post_ops po;
+        po.append_sum(beta);
+        attr.set_post_ops(po);
+    }
+    return attr;
+}
+
 int onednn_sgemm(const gemm_problem &p, float alpha, const float *A, const float *B, float beta,
                  float *C) {
     return int(dnnl_sgemm(p.ta, p.tb, p.M, p.N, p.K, alpha, A, p.lda(), B, p.ldb(), beta, C,
@@ -57,13 +68,7 @@ bool onednn_matmul::init(const gemm_problem &p, const float *A,
         const memory::desc user_wei_md({p.K, p.N}, f32, wei_strides);
         const memory::desc any_wei_md({p.K, p.N}, f32, memory::format_tag::any);
         const memory::desc dst_md({p.M, p.N}, f32, dims{p.ldc(), 1});
-        primitive_attr attr;
-        if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-        if (beta != 0.0f) {
-            post_ops po;
-            po.append_sum(beta);
-            attr.set_post_ops(po);
-        }
+        const primitive_attr attr = blas_attr(alpha, beta);
         const matmul::primitive_desc pd(matmul::desc(src_md, any_wei_md, dst_md), attr, s->eng);
         s->impl = pd.impl_info_str();
         s->prim = matmul(pd);

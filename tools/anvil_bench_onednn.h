@@ -6,6 +6,8 @@
 // oneDNN 2.6 is an OpenMP build without a thread-count setter of its own, so
 // its threads are set with omp_set_num_threads.
 #pragma once
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +17,10 @@
 namespace anvil_bench {
 
 void set_onednn_threads(int n);
+
+// C = alpha * product + beta * C as matmul attributes: alpha an output
+// scale, beta a sum post-op (none of either when 1 / 0).
+dnnl::primitive_attr blas_attr(float alpha, float beta);
 std::string onednn_version();
 
 // dnnl_sgemm; returns 0 on success (dnnl_status_t otherwise).

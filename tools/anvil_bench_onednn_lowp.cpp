@@ -2,6 +2,8 @@
 // primitive on plain or prepacked weights).
 #include "anvil_bench_onednn_lowp.h"
 
+#include "anvil_bench_onednn.h"
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <unordered_map>
@@ -109,13 +111,7 @@ bool onednn_lowp_matmul::init(lowp_dt dt, const gemm_problem &p, const void *A, 
         const memory::desc wei_md =
             prepacked ? memory::desc({p.K, p.N}, b_t, memory::format_tag::any) : user_wei_md;
         const memory::desc dst_md({p.M, p.N}, c_t, dims{p.ldc(), 1});
-        primitive_attr attr;
-        if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-        if (beta != 0.0f) {
-            post_ops po;
-            po.append_sum(beta);
-            attr.set_post_ops(po);
-        }
+        const primitive_attr attr = blas_attr(alpha, beta);
         const matmul::primitive_desc pd(matmul::desc(src_md, wei_md, dst_md), attr, s->eng);
         s->impl = pd.impl_info_str();
         s->prim = matmul(pd);

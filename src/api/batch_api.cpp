@@ -99,20 +99,8 @@ anvil_status_t anvil_sgemm_batch_strided(char transa, char transb, int64_t M, in
     if (!C) return anvil_null_pointer;
     if (K > 0 && alpha != 0.0f && (!A || !B)) return anvil_null_pointer;
 
-    gemm::sgemm_problem p;
-    p.transa = ta;
-    p.transb = tb;
-    p.M = M;
-    p.N = N;
-    p.K = K;
-    p.alpha = alpha;
-    p.beta = beta;
-    p.A = A;
-    p.lda = lda;
-    p.B = B;
-    p.ldb = ldb;
-    p.C = C;
-    p.ldc = ldc;
+    const gemm::sgemm_problem p =
+        gemm::blas_problem(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     const int vl = verbose::level();
     const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
     const gemm::backend *be = &gemm::select_backend();
@@ -145,19 +133,9 @@ anvil_status_t anvil_gemm_bf16bf16f32_batch_strided(
     const bool zero_product = K == 0 || alpha == 0.0f;
     if (!zero_product && (!A || !B)) return anvil_null_pointer;
 
-    lowp::lp_problem p;
-    p.kind = lowp::lp_kind::bf16;
-    p.a_elem = lowp::lp_elem::bf16;
-    p.transa = ta;
-    p.transb = tb;
-    p.M = M;
-    p.N = N;
-    p.K = K;
-    p.A = A;
-    p.lda = lda;
-    p.B = B;
-    p.ldb = ldb;
-    p.zero_product = zero_product;
+    const lowp::lp_problem p =
+        lowp::blas_lp_problem(lowp::lp_kind::bf16, lowp::lp_elem::bf16, ta, tb, M, N, K, A,
+                              lda, B, ldb, zero_product);
     const int vl = verbose::level();
     const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
     const lowp::lp_backend *be = &lowp::select_lp_backend(p.kind);

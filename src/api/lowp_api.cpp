@@ -57,19 +57,9 @@ anvil_status_t gemm_int8(bool a_signed, char transa, char transb, char offsetc, 
     if (!C || !co) return anvil_null_pointer;
     const bool zero_product = K == 0 || alpha == 0.0f;
     if (!zero_product && (!A || !B)) return anvil_null_pointer;
-    lowp::lp_problem p;
-    p.kind = lowp::lp_kind::u8s8;
-    p.a_elem = a_signed ? lowp::lp_elem::s8 : lowp::lp_elem::u8;
-    p.transa = ta;
-    p.transb = tb;
-    p.M = M;
-    p.N = N;
-    p.K = K;
-    p.A = A;
-    p.lda = lda;
-    p.B = B;
-    p.ldb = ldb;
-    p.zero_product = zero_product;
+    const lowp::lp_problem p = lowp::blas_lp_problem(
+        lowp::lp_kind::u8s8, a_signed ? lowp::lp_elem::s8 : lowp::lp_elem::u8, ta, tb, M, N, K,
+        A, lda, B, ldb, zero_product);
     lowp::s32_blas_epilogue epi(alpha, beta, C, ldc, ok, co, zero_product ? 0 : ao,
                                 zero_product ? 0 : bo, (a_signed && !zero_product) ? 128 : 0, K);
     return run_logged(a_signed ? "s8s8s32" : "u8s8s32", transa, transb, p, epi);
@@ -104,19 +94,9 @@ anvil_status_t anvil_gemm_bf16bf16f32(char transa, char transb, int64_t M, int64
     if (!C) return anvil_null_pointer;
     const bool zero_product = K == 0 || alpha == 0.0f;
     if (!zero_product && (!A || !B)) return anvil_null_pointer;
-    lowp::lp_problem p;
-    p.kind = lowp::lp_kind::bf16;
-    p.a_elem = lowp::lp_elem::bf16;
-    p.transa = ta;
-    p.transb = tb;
-    p.M = M;
-    p.N = N;
-    p.K = K;
-    p.A = A;
-    p.lda = lda;
-    p.B = B;
-    p.ldb = ldb;
-    p.zero_product = zero_product;
+    const lowp::lp_problem p =
+        lowp::blas_lp_problem(lowp::lp_kind::bf16, lowp::lp_elem::bf16, ta, tb, M, N, K, A,
+                              lda, B, ldb, zero_product);
     lowp::bf16_blas_epilogue epi(alpha, beta, C, ldc);
     return run_logged("bf16bf16f32", transa, transb, p, epi);
 }

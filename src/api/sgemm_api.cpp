@@ -36,20 +36,8 @@ anvil_status_t anvil_sgemm(char transa, char transb, int64_t M, int64_t N, int64
     if (M > 0 && N > 0 && !C) return anvil_null_pointer;
     if (M > 0 && N > 0 && K > 0 && alpha != 0.0f && (!A || !B)) return anvil_null_pointer;
 
-    gemm::sgemm_problem p;
-    p.transa = ta;
-    p.transb = tb;
-    p.M = M;
-    p.N = N;
-    p.K = K;
-    p.alpha = alpha;
-    p.beta = beta;
-    p.A = A;
-    p.lda = lda;
-    p.B = B;
-    p.ldb = ldb;
-    p.C = C;
-    p.ldc = ldc;
+    const gemm::sgemm_problem p =
+        gemm::blas_problem(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     const gemm::backend *bp = &gemm::select_backend();
     const int vl = verbose::level();
     const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
@@ -96,13 +84,8 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
          anvil_isa_name(be.tier()) + " threads=" + std::to_string(threading::num_threads()) + "\n";
     const gemm::blocking b = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, false,
                                                    threading::num_threads());
-    gemm::sgemm_problem dp;
-    dp.transa = ta;
-    dp.transb = tb;
-    dp.M = M;
-    dp.N = N;
-    dp.K = K;
-    dp.ldb = ldb;
+    const gemm::sgemm_problem dp =
+        gemm::blas_problem(ta, tb, M, N, K, 1.0f, nullptr, lda, nullptr, ldb, 0.0f, nullptr, 0);
     if (gemm::dot_path_applies(dp, be.tier()) && gemm::dot_kernel(be.tier()))
         s += "anvil_sgemm: dot path (rows of A x columns of B along K, B read in place, "
              "not packed; gemm/dot.h)\n";

@@ -24,6 +24,28 @@ struct sgemm_problem {
     int64_t ldc = 0;
 };
 
+// The problem of one BLAS-style call (row-major, anvil_sgemm's arguments
+// after validation; pointers may be null where the call does not read them).
+inline sgemm_problem blas_problem(bool transa, bool transb, int64_t M, int64_t N, int64_t K,
+                                  float alpha, const float *A, int64_t lda, const float *B,
+                                  int64_t ldb, float beta, float *C, int64_t ldc) {
+    sgemm_problem p;
+    p.transa = transa;
+    p.transb = transb;
+    p.M = M;
+    p.N = N;
+    p.K = K;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.A = A;
+    p.lda = lda;
+    p.B = B;
+    p.ldb = ldb;
+    p.C = C;
+    p.ldc = ldc;
+    return p;
+}
+
 // Runs the problem.  Fetches every kernel and buffer it needs before it
 // writes C, so a failure (JIT, memory) leaves C untouched.
 anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p);

@@ -30,6 +30,27 @@ struct lp_problem {
     bool zero_product = false;
 };
 
+// The problem of one BLAS-style call (anvil_gemm_bf16bf16f32's or
+// anvil_gemm_[us]8s8s32's arguments after validation).
+inline lp_problem blas_lp_problem(lp_kind kind, lp_elem a_elem, bool transa, bool transb,
+                                  int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
+                                  const void *B, int64_t ldb, bool zero_product) {
+    lp_problem p;
+    p.kind = kind;
+    p.a_elem = a_elem;
+    p.transa = transa;
+    p.transb = transb;
+    p.M = M;
+    p.N = N;
+    p.K = K;
+    p.A = A;
+    p.lda = lda;
+    p.B = B;
+    p.ldb = ldb;
+    p.zero_product = zero_product;
+    return p;
+}
+
 // Blocking of one call (in k-groups, rows and columns).
 struct lp_blocking {
     int64_t kg = 0;      // k-groups in all
