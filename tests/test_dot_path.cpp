@@ -1,8 +1,9 @@
-// The small-M dot path of anvil_sgemm (gemm/dot.h): every compiled Highway
-// target's dot kernel on every tile shape and K tail, exact on integer data
-// and within the gamma_K bound on fractions, reading nothing past A's and
-// B's rows and writing nothing outside C's tile; and through anvil_sgemm,
-// bitwise identical for 1 and 2 threads.
+// The small-M dot and row-stream paths of anvil_sgemm (gemm/dot.h): every
+// compiled Highway target's dot kernel on every tile shape and K tail, exact
+// on integer data and within the gamma_K bound on fractions; every target's
+// row-stream kernel the contract's fma chain bit for bit; neither reads
+// past A's or B's last row nor writes outside C's tile; and through
+// anvil_sgemm, bitwise identical for 1 and 2 threads.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -72,7 +73,78 @@ std::string run_case(dot_fn fn, const dot_case &c, tu::rng &r) {
     return "";
 }
 
+// The row-stream kernel on m x n x k with A row-major or transposed and B's
+// last row ending at a guard page; C inside a larger matrix.
+std::string run_stream_case(anvil::gemm::stream_fn fn, const dot_case &c, bool a_t,
+                            tu::rng &r) {
+    const int64_t ldb = c.n + 3, ldc = c.n + 2;
+    const int64_t a_rs = a_t ? 1 : c.k + 1, a_cs = a_t ? c.m + 1 : 1;
+    std::vector<float> A(size_t((c.m - 1) * a_rs + (c.k - 1) * a_cs + 1));
+    tu::guarded gb(size_t((c.k - 1) * ldb + c.n) * 4);
+    float *B = gb.tail(size_t((c.k - 1) * ldb + c.n));
+    auto value = [&] { return c.ints ? r.small_int() : r.frac(); };
+    for (float &v : A) v = value();
+    for (int64_t i = 0; i < (c.k - 1) * ldb + c.n; ++i) B[i] = value();
+    std::vector<float> C(size_t(c.m * ldc));
+    for (float &v : C) v = c.beta == 0.0f ? tu::qnan() : (c.ints ? r.exact_c(c.beta) : r.frac());
+    const std::vector<float> C0 = C;
+    anvil::gemm::stream_args a{A.data(), a_rs, a_cs, B, ldb, C.data(), ldc, c.m, c.n, c.k,
+                               c.alpha, c.beta};
+    fn(&a);
+    for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < ldc; ++j) {
+            const size_t at = size_t(i * ldc + j);
+            if (j >= c.n) {
+                if (std::memcmp(&C[at], &C0[at], 4) != 0)
+                    return "wrote C(" + std::to_string(i) + "," + std::to_string(j) + ")";
+                continue;
+            }
+            // The contract's arithmetic with one K block: a chain of fmas.
+            float acc = 0.0f;
+            for (int64_t k = 0; k < c.k; ++k)
+                acc = std::fma(A[size_t(i * a_rs + k * a_cs)], B[k * ldb + j], acc);
+            const float t = c.alpha == 1.0f ? acc : c.alpha * acc;
+            const float want = c.beta == 0.0f   ? t
+                               : c.beta == 1.0f ? t + C0[at]
+                                                : std::fma(c.beta, C0[at], t);
+            if (std::memcmp(&C[at], &want, 4) != 0)
+                return "C(" + std::to_string(i) + "," + std::to_string(j) + ") = " +
+                       std::to_string(C[at]) + ", want " + std::to_string(want);
+        }
+    return "";
+}
+
 }  // namespace
+
+TEST_CASE("stream path: every compiled target's kernel is the contract's fma chain, bit for bit") {
+    const int64_t widths[] = {1, 7, 8, 9, 17, 33, 2047, 2048, 2049, 4097};
+    const int64_t depths[] = {1, 3, 4, 5, 8, 13};
+    for (const auto &t : anvil::fallback::compiled_targets()) {
+        CAPTURE(std::string(t.name));
+        const anvil::gemm::stream_fn fn = anvil::fallback::stream_kernel_of_target(t.target);
+        REQUIRE((fn != nullptr));
+        tu::rng r(uint64_t(t.target) % 1000 + 9);
+        int64_t cases = 0, failures = 0;
+        std::string first;
+        for (int64_t m = 1; m <= 3; ++m)
+            for (int64_t n : widths)
+                for (int64_t k : depths)
+                    for (bool a_t : {false, true})
+                        for (float beta : {0.0f, 1.0f, 0.3f}) {
+                            const float alpha = (n + k) % 2 ? -0.5f : 1.0f;
+                            const dot_case c{m, n, k, alpha, beta, k % 2 == 0};
+                            const std::string why = run_stream_case(fn, c, a_t, r);
+                            ++cases;
+                            if (!why.empty() && failures++ == 0)
+                                first = std::to_string(m) + "x" + std::to_string(n) + "x" +
+                                        std::to_string(k) + (a_t ? " A^T" : "") + " beta " +
+                                        std::to_string(beta) + ": " + why;
+                        }
+        INFO("first failure: " << first);
+        CHECK(failures == 0);
+        MESSAGE(std::string(t.name) << ": " << cases << " stream cases");
+    }
+}
 
 TEST_CASE("dot path: every compiled target's kernel, every tile, K tail, alpha and beta") {
     const int64_t depths[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 100, 257};
@@ -128,6 +200,15 @@ TEST_CASE("dot path: anvil_sgemm takes it for small M with B transposed and for 
     p.ldb = 2;
     CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));
     CHECK((anvil::gemm::dot_kernel(anvil_isa_scalar) == nullptr));
+    // The row-stream path: M <= 2, B row-major, wide; not on the JIT tiers.
+    p.N = 4096;
+    p.M = 2;
+    p.ldb = 4096;
+    CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx512_core));
+    CHECK((anvil::gemm::stream_kernel(anvil_isa_avx512_core) == nullptr));
+    p.M = 3;
+    CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
 }
 
 TEST_CASE("dot path: bitwise identical for 1 and 2 threads") {
@@ -136,7 +217,8 @@ TEST_CASE("dot path: bitwise identical for 1 and 2 threads") {
         char tb;
     };
     for (const shape s : {shape{5, 3001, 700, 'T'}, shape{3001, 1, 700, 'N'},
-                          shape{40, 2000, 600, 'T'}, shape{1, 9000, 333, 'T'}}) {
+                          shape{40, 2000, 600, 'T'}, shape{1, 9000, 333, 'T'},
+                          shape{2, 9001, 700, 'N'}, shape{1, 5000, 999, 'N'}}) {
         CAPTURE(s.M);
         CAPTURE(s.N);
         tu::rng r(uint64_t(s.M * 7 + s.N));

@@ -1,4 +1,4 @@
-// Highway kernels of the small-M dot path (gemm/dot.h), compiled once per
+// Highway kernels of the small-M dot and row-stream paths (gemm/dot.h), compiled once per
 // Highway target through foreach_target, like hwy_sgemm.cc.
 #include <algorithm>
 #include <cstddef>
@@ -153,6 +153,92 @@ void DotGemm(const gemm::dot_args *p) {
     }
 }
 
+// ---- the row-stream path (gemm/dot.h)
+
+// Columns per chunk: the accumulators (16 KiB for any number of rows) stay
+// in L1 while four rows of B stream through.
+constexpr int64_t kStreamChunkFloats = 4096;
+
+// The contract's epilogue of one row of accumulators.
+HWY_INLINE void StoreStreamRow(const gemm::stream_args *p, const float *acc, float *c,
+                               int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+        const float t = p->alpha == 1.0f ? acc[j] : p->alpha * acc[j];
+        if (p->beta == 0.0f)
+            c[j] = t;
+        else if (p->beta == 1.0f)
+            c[j] = t + c[j];
+        else
+            c[j] = std::fma(p->beta, c[j], t);
+    }
+}
+
+// kM rows of C over columns [0, n) (n <= kStreamChunkFloats / kM): acc(i, j) =
+// fma(A(i, k), B(k, j), acc(i, j)) for k = 0, 1, ..., four rows of B per
+// pass over the chunk, the last n % L columns one by one in the same order.
+template <int kM>
+HWY_NOINLINE void StreamRows(const gemm::stream_args *HWY_RESTRICT p, const float *HWY_RESTRICT b,
+                             float *HWY_RESTRICT c, int64_t n) {
+    const D d;
+    const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+    HWY_ALIGN float acc[kM][kStreamChunkFloats / kM];
+    for (int r = 0; r < kM; ++r) std::fill(acc[r], acc[r] + n, 0.0f);
+    // Targets without a fused multiply-add (SSSE3, SSE4, SCALAR) take every
+    // column through the scalar std::fma loop below: the contract's bits,
+    // slowly, on CPUs where nothing faster is allowed anyway.
+    const int64_t nv = HWY_NATIVE_FMA ? n / L * L : 0, K = p->k, ldb = p->ldb;
+    auto A = [p](int r, int64_t k) { return p->a[r * p->a_rs + k * p->a_cs]; };
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        const float *b0 = b + k * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+        for (int r = 0; r < kM; ++r) {
+            const V a0 = hn::Set(d, A(r, k)), a1 = hn::Set(d, A(r, k + 1)),
+                    a2 = hn::Set(d, A(r, k + 2)), a3 = hn::Set(d, A(r, k + 3));
+            float *ar = acc[r];
+            for (int64_t j = 0; j < nv; j += L) {
+                V v = hn::Load(d, ar + j);
+                v = hn::MulAdd(a0, hn::LoadU(d, b0 + j), v);
+                v = hn::MulAdd(a1, hn::LoadU(d, b1 + j), v);
+                v = hn::MulAdd(a2, hn::LoadU(d, b2 + j), v);
+                v = hn::MulAdd(a3, hn::LoadU(d, b3 + j), v);
+                hn::Store(v, d, ar + j);
+            }
+        }
+    }
+    for (; k < K; ++k) {
+        const float *bk = b + k * ldb;
+        for (int r = 0; r < kM; ++r) {
+            const V a0 = hn::Set(d, A(r, k));
+            for (int64_t j = 0; j < nv; j += L)
+                hn::Store(hn::MulAdd(a0, hn::LoadU(d, bk + j), hn::Load(d, acc[r] + j)), d,
+                          acc[r] + j);
+        }
+    }
+    // The columns past the last whole vector, in the same k order.
+    for (int r = 0; r < kM; ++r)
+        for (int64_t j = nv; j < n; ++j) {
+            float v = 0.0f;
+            for (int64_t kk = 0; kk < K; ++kk) v = std::fma(A(r, kk), b[kk * ldb + j], v);
+            acc[r][j] = v;
+        }
+    for (int r = 0; r < kM; ++r) StoreStreamRow(p, acc[r], c + r * p->ldc, n);
+}
+
+void StreamGemm(const gemm::stream_args *p) {
+    const int64_t chunk = p->m >= 2 ? kStreamChunkFloats / 2 : kStreamChunkFloats;
+    for (int64_t j0 = 0; j0 < p->n; j0 += chunk) {
+        const int64_t n = std::min(chunk, p->n - j0);
+        for (int64_t i0 = 0; i0 < p->m; i0 += 2) {
+            gemm::stream_args q = *p;
+            q.a = p->a + i0 * p->a_rs;
+            if (p->m - i0 >= 2)
+                StreamRows<2>(&q, p->b + j0, p->c + i0 * p->ldc + j0, n);
+            else
+                StreamRows<1>(&q, p->b + j0, p->c + i0 * p->ldc + j0, n);
+        }
+    }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace anvil::fallback
 HWY_AFTER_NAMESPACE();
@@ -162,11 +248,18 @@ HWY_AFTER_NAMESPACE();
 namespace anvil::fallback {
 
 HWY_EXPORT(DotGemm);
+HWY_EXPORT(StreamGemm);
 
 gemm::dot_fn dot_kernel_of_target(int64_t t) {
     size_t idx = 0;
     if ((t & HWY_TARGETS) == 0 || !hwy_dispatch_index(t, &idx)) return nullptr;
     return HWY_DISPATCH_TABLE(DotGemm)[idx];
+}
+
+gemm::stream_fn stream_kernel_of_target(int64_t t) {
+    size_t idx = 0;
+    if ((t & HWY_TARGETS) == 0 || !hwy_dispatch_index(t, &idx)) return nullptr;
+    return HWY_DISPATCH_TABLE(StreamGemm)[idx];
 }
 
 }  // namespace anvil::fallback
@@ -179,6 +272,15 @@ dot_fn dot_kernel(anvil_isa_t tier) {
         fallback::supported_targets_once() & HWY_TARGETS & fallback::allowed_targets(tier);
     for (int64_t bits = usable; bits != 0; bits &= bits - 1)
         if (const dot_fn fn = fallback::dot_kernel_of_target(bits & -bits)) return fn;
+    return nullptr;
+}
+
+stream_fn stream_kernel(anvil_isa_t tier) {
+    if (tier == anvil_isa_scalar || tier >= anvil_isa_avx512_core) return nullptr;
+    const int64_t usable =
+        fallback::supported_targets_once() & HWY_TARGETS & fallback::allowed_targets(tier);
+    for (int64_t bits = usable; bits != 0; bits &= bits - 1)
+        if (const stream_fn fn = fallback::stream_kernel_of_target(bits & -bits)) return fn;
     return nullptr;
 }
 

@@ -54,4 +54,37 @@ void run_dot_gemm(const sgemm_problem &p, dot_fn fn) {
     });
 }
 
+bool stream_path_applies(const sgemm_problem &p, anvil_isa_t tier) {
+    return tier < anvil_isa_avx512_core && !p.packed_b && !p.transb && p.M <= kStreamMaxRows &&
+           p.N >= kStreamMinCols;
+}
+
+void run_stream_gemm(const sgemm_problem &p, stream_fn fn) {
+    const double flops = 2.0 * double(p.M) * double(p.N) * double(p.K);
+    const int64_t by_work = std::max<int64_t>(1, int64_t(flops / 2e6));
+    // Column ranges in whole 64-byte lines, so threads never share one.
+    const int64_t lines = (p.N + 15) / 16;
+    const int64_t tasks =
+        std::min<int64_t>({int64_t(threading::num_threads()), by_work, lines});
+    threading::parallel_for(tasks, [&](int64_t t) {
+        const int64_t lo = std::min(p.N, lines * t / tasks * 16);
+        const int64_t hi = std::min(p.N, lines * (t + 1) / tasks * 16);
+        if (hi <= lo) return;
+        stream_args a;
+        a.a = p.A;
+        a.a_rs = p.transa ? 1 : p.lda;
+        a.a_cs = p.transa ? p.lda : 1;
+        a.b = p.B + lo;
+        a.ldb = p.ldb;
+        a.c = p.C + lo;
+        a.ldc = p.ldc;
+        a.m = p.M;
+        a.n = hi - lo;
+        a.k = p.K;
+        a.alpha = p.alpha;
+        a.beta = p.beta;
+        fn(&a);
+    });
+}
+
 }  // namespace anvil::gemm

@@ -439,6 +439,11 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
             run_dot_gemm(p, fn);
             return anvil_success;
         }
+    if (stream_path_applies(p, be.tier()))
+        if (const stream_fn fn = stream_kernel(be.tier())) {
+            run_stream_gemm(p, fn);
+            return anvil_success;
+        }
     const bool prepacked = p.packed_b != nullptr;
     const call_setup *setup = nullptr;
     anvil_status_t st = find_or_prepare(be, p, &setup);
