@@ -209,16 +209,27 @@ TEST_CASE("dot path: anvil_sgemm takes it for small M with B transposed and for 
     CHECK((anvil::gemm::stream_kernel(anvil_isa_avx512_core) == nullptr));
     p.M = 3;
     CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    // N == 1 with A transposed: one row of C^T.
+    p.M = 4096;
+    p.N = 1;
+    p.transa = true;
+    p.ldc = 1;
+    CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    p.ldc = 2;
+    CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
 }
 
-TEST_CASE("dot path: bitwise identical for 1 and 2 threads") {
+TEST_CASE("dot and stream paths: bitwise identical for 1 and 2 threads") {
     struct shape {
         int64_t M, N, K;
         char tb;
+        char ta = 'N';
     };
     for (const shape s : {shape{5, 3001, 700, 'T'}, shape{3001, 1, 700, 'N'},
                           shape{40, 2000, 600, 'T'}, shape{1, 9000, 333, 'T'},
-                          shape{2, 9001, 700, 'N'}, shape{1, 5000, 999, 'N'}}) {
+                          shape{2, 9001, 700, 'N'}, shape{1, 5000, 999, 'N'},
+                          shape{5000, 1, 999, 'N', 'T'}, shape{1, 6000, 800, 'T', 'T'},
+                          shape{7000, 5, 600, 'T'}}) {
         CAPTURE(s.M);
         CAPTURE(s.N);
         tu::rng r(uint64_t(s.M * 7 + s.N));
@@ -231,7 +242,8 @@ TEST_CASE("dot path: bitwise identical for 1 and 2 threads") {
         for (int threads : {1, 2}) {
             REQUIRE(anvil_set_num_threads(threads) == anvil_success);
             std::vector<float> C = C0;
-            REQUIRE(anvil_sgemm('N', s.tb, s.M, s.N, s.K, 0.7f, A.data(), s.K, B.data(), ldb,
+            const int64_t lda = s.ta == 'T' ? s.M : s.K;
+            REQUIRE(anvil_sgemm(s.ta, s.tb, s.M, s.N, s.K, 0.7f, A.data(), lda, B.data(), ldb,
                                 0.3f, C.data(), s.N) == anvil_success);
             out.push_back(C);
         }

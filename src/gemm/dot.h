@@ -51,8 +51,11 @@ dot_fn dot_kernel(anvil_isa_t tier);
 constexpr int64_t kDotMaxRows = 8;
 constexpr int64_t kDotMaxRowsLongK = 64;
 constexpr int64_t kDotLongK = 512;
+// And, on the Highway tiers, any M when N <= kDotMaxCols (tall-skinny
+// products with B transposed: A streams once past a B that stays in cache).
+constexpr int64_t kDotMaxCols = 8;
 
-// Whether p takes the dot path on a backend of `tier` (any M when N == 1).
+// Whether p takes the dot path on a backend of `tier`.
 bool dot_path_applies(const sgemm_problem &p, anvil_isa_t tier);
 
 // Runs p (dot_path_applies(p), K > 0, alpha != 0) with kernel fn, threaded
@@ -65,7 +68,9 @@ void run_dot_gemm(const sgemm_problem &p, dot_fn fn);
 // large stride that the hardware prefetchers follow badly (AVX2, Zen 1,
 // 1x4096x4096 NN: 11 GB/s, 0.60x dnnl_sgemm).  Here the kernels walk whole
 // rows of B (four at a time) across a column chunk whose accumulators stay
-// in L1, so B streams sequentially.
+// in L1, so B streams sequentially.  It also serves N == 1 with A
+// transposed (and a unit-stride C): C^T = op(B)^T A, one row over M columns
+// (AVX2, 4096x1x4096 TN: the blocked path reached 0.05x dnnl_sgemm).
 //
 // Arithmetic: the ukernel contract's with one K block, (acc = 0, then
 // acc = fma(A(i,k), B(k,j), acc) for increasing k, then the contract's
