@@ -126,7 +126,7 @@ TEST_CASE("stream path: every compiled target's kernel is the contract's fma cha
         tu::rng r(uint64_t(t.target) % 1000 + 9);
         int64_t cases = 0, failures = 0;
         std::string first;
-        for (int64_t m = 1; m <= 3; ++m)
+        for (int64_t m : {1, 2, 3, 4, 7, 8, 9})
             for (int64_t n : widths)
                 for (int64_t k : depths)
                     for (bool a_t : {false, true})
@@ -209,13 +209,16 @@ TEST_CASE("dot path: anvil_sgemm takes it for small M with B transposed and for 
     CHECK((anvil::gemm::stream_kernel(anvil_isa_avx512_core) == nullptr));
     p.M = 3;
     CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
-    // N == 1 with A transposed: one row of C^T.
+    // A transposed with N <= 8: rows of C^T (N == 1 straight into C).
     p.M = 4096;
     p.N = 1;
     p.transa = true;
     p.ldc = 1;
     CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
-    p.ldc = 2;
+    p.N = 8;
+    p.ldc = 8;
+    CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    p.N = 9;
     CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
 }
 
@@ -229,7 +232,8 @@ TEST_CASE("dot and stream paths: bitwise identical for 1 and 2 threads") {
                           shape{40, 2000, 600, 'T'}, shape{1, 9000, 333, 'T'},
                           shape{2, 9001, 700, 'N'}, shape{1, 5000, 999, 'N'},
                           shape{5000, 1, 999, 'N', 'T'}, shape{1, 6000, 800, 'T', 'T'},
-                          shape{7000, 5, 600, 'T'}}) {
+                          shape{7000, 5, 600, 'T'}, shape{3000, 7, 500, 'N', 'T'},
+                          shape{2500, 3, 400, 'T', 'T'}}) {
         CAPTURE(s.M);
         CAPTURE(s.N);
         tu::rng r(uint64_t(s.M * 7 + s.N));

@@ -224,18 +224,27 @@ HWY_NOINLINE void StreamRows(const gemm::stream_args *HWY_RESTRICT p, const floa
     for (int r = 0; r < kM; ++r) StoreStreamRow(p, acc[r], c + r * p->ldc, n);
 }
 
+// Row groups of 8, 4, 2, 1 (each reads B once per group), each over column
+// chunks whose accumulators fill 16 KiB.
 void StreamGemm(const gemm::stream_args *p) {
-    const int64_t chunk = p->m >= 2 ? kStreamChunkFloats / 2 : kStreamChunkFloats;
-    for (int64_t j0 = 0; j0 < p->n; j0 += chunk) {
-        const int64_t n = std::min(chunk, p->n - j0);
-        for (int64_t i0 = 0; i0 < p->m; i0 += 2) {
-            gemm::stream_args q = *p;
-            q.a = p->a + i0 * p->a_rs;
-            if (p->m - i0 >= 2)
-                StreamRows<2>(&q, p->b + j0, p->c + i0 * p->ldc + j0, n);
-            else
-                StreamRows<1>(&q, p->b + j0, p->c + i0 * p->ldc + j0, n);
+    for (int64_t i0 = 0; i0 < p->m;) {
+        const int64_t rows = p->m - i0;
+        const int g = rows >= 8 ? 8 : rows >= 4 ? 4 : rows >= 2 ? 2 : 1;
+        const int64_t chunk = kStreamChunkFloats / g;
+        gemm::stream_args q = *p;
+        q.a = p->a + i0 * p->a_rs;
+        for (int64_t j0 = 0; j0 < p->n; j0 += chunk) {
+            const int64_t n = std::min(chunk, p->n - j0);
+            const float *b = p->b + j0;
+            float *c = p->c + i0 * p->ldc + j0;
+            switch (g) {
+                case 8: StreamRows<8>(&q, b, c, n); break;
+                case 4: StreamRows<4>(&q, b, c, n); break;
+                case 2: StreamRows<2>(&q, b, c, n); break;
+                default: StreamRows<1>(&q, b, c, n); break;
+            }
         }
+        i0 += g;
     }
 }
 

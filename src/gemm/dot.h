@@ -68,9 +68,11 @@ void run_dot_gemm(const sgemm_problem &p, dot_fn fn);
 // large stride that the hardware prefetchers follow badly (AVX2, Zen 1,
 // 1x4096x4096 NN: 11 GB/s, 0.60x dnnl_sgemm).  Here the kernels walk whole
 // rows of B (four at a time) across a column chunk whose accumulators stay
-// in L1, so B streams sequentially.  It also serves N == 1 with A
-// transposed (and a unit-stride C): C^T = op(B)^T A, one row over M columns
-// (AVX2, 4096x1x4096 TN: the blocked path reached 0.05x dnnl_sgemm).
+// in L1, so B streams sequentially.  It also serves A transposed with
+// N <= kStreamMaxCols (tall-skinny C): C^T = op(B)^T A, N rows over M
+// columns, A as stored streaming once per group of up to 8 rows (AVX2,
+// 4096x1x4096 TN: the blocked path reached 0.05x dnnl_sgemm, 4096x8x4096
+// TT 0.26x).
 //
 // Arithmetic: the ukernel contract's with one K block, (acc = 0, then
 // acc = fma(A(i,k), B(k,j), acc) for increasing k, then the contract's
@@ -90,6 +92,7 @@ using stream_fn = void (*)(const stream_args *);
 
 constexpr int64_t kStreamMaxRows = 2;
 constexpr int64_t kStreamMinCols = 256;
+constexpr int64_t kStreamMaxCols = 8;  // the transposed (tall-skinny) form
 
 // The row-stream kernel of the best Highway target the tier allows; null
 // for the scalar and JIT tiers (the JIT's in-place kernels serve there).
