@@ -220,6 +220,11 @@ TEST_CASE("dot path: anvil_sgemm takes it for small M with B transposed and for 
     CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
     p.N = 9;
     CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    p.M = 16;
+    p.N = 1;
+    CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));  // N == 1: M >= 16
+    p.N = 2;
+    CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
 }
 
 TEST_CASE("dot and stream paths: bitwise identical for 1 and 2 threads") {
