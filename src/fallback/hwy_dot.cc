@@ -8,6 +8,7 @@
 #include "fallback/hwy_dot.h"
 #include "fallback/hwy_sgemm.h"
 #include "gemm/dot.h"
+#include "gemm/ukernel.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "fallback/hwy_dot.cc"
@@ -29,17 +30,6 @@ HWY_INLINE V LoadFirst(D d, const float *HWY_RESTRICT p, size_t count) {
     HWY_ALIGN float buf[hn::MaxLanes(D())] = {};
     std::memcpy(buf, p, count * sizeof(float));
     return hn::Load(d, buf);
-}
-
-// The gemm/dot.h epilogue of one element.
-HWY_INLINE void StoreDot(float s, const gemm::dot_args *p, float *c) {
-    const float t = p->alpha == 1.0f ? s : p->alpha * s;
-    if (p->beta == 0.0f)
-        *c = t;
-    else if (p->beta == 1.0f)
-        *c = t + *c;
-    else
-        *c = std::fma(p->beta, *c, t);
 }
 
 // X(r, j): the accumulator cells of the largest tile, 4 rows x 8 columns
@@ -102,7 +92,8 @@ HWY_NOINLINE void DotTile(const gemm::dot_args *HWY_RESTRICT p, const float *HWY
 
 #define ANVIL_STORE(r, j)                                                             \
     if constexpr (r < kM && j < kN)                                                   \
-        StoreDot(hn::GetLane(hn::SumOfLanes(d, acc##r##_##j)), p, c + r * p->ldc + j);
+        gemm::store_contract(hn::GetLane(hn::SumOfLanes(d, acc##r##_##j)), p->alpha, p->beta, \
+                             c + r * p->ldc + j);
     ANVIL_DOT_CELLS(ANVIL_STORE)
 #undef ANVIL_STORE
 }
@@ -159,20 +150,6 @@ void DotGemm(const gemm::dot_args *p) {
 // in L1 while four rows of B stream through.
 constexpr int64_t kStreamChunkFloats = 4096;
 
-// The contract's epilogue of one row of accumulators.
-HWY_INLINE void StoreStreamRow(const gemm::stream_args *p, const float *acc, float *c,
-                               int64_t n) {
-    for (int64_t j = 0; j < n; ++j) {
-        const float t = p->alpha == 1.0f ? acc[j] : p->alpha * acc[j];
-        if (p->beta == 0.0f)
-            c[j] = t;
-        else if (p->beta == 1.0f)
-            c[j] = t + c[j];
-        else
-            c[j] = std::fma(p->beta, c[j], t);
-    }
-}
-
 // kM rows of C over columns [0, n) (n <= kStreamChunkFloats / kM): acc(i, j) =
 // fma(A(i, k), B(k, j), acc(i, j)) for k = 0, 1, ..., four rows of B per
 // pass over the chunk, the last n % L columns one by one in the same order.
@@ -221,7 +198,9 @@ HWY_NOINLINE void StreamRows(const gemm::stream_args *HWY_RESTRICT p, const floa
             for (int64_t kk = 0; kk < K; ++kk) v = std::fma(A(r, kk), b[kk * ldb + j], v);
             acc[r][j] = v;
         }
-    for (int r = 0; r < kM; ++r) StoreStreamRow(p, acc[r], c + r * p->ldc, n);
+    for (int r = 0; r < kM; ++r)
+        for (int64_t j = 0; j < n; ++j)
+            gemm::store_contract(acc[r][j], p->alpha, p->beta, c + r * p->ldc + j);
 }
 
 // Row groups of 8, 4, 2, 1 (each reads B once per group), each over column

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "gemm/driver.h"
+#include "gemm/ukernel.h"
 #include "threading/parallel.h"
 
 namespace anvil::gemm {
@@ -107,16 +108,8 @@ void run_transposed(const sgemm_problem &p, stream_fn fn, int64_t lo, int64_t hi
         fn(&a);
         for (int64_t i = 0; i < n; ++i) {
             float *c = p.C + (i0 + i) * p.ldc;
-            for (int64_t j = 0; j < p.N; ++j) {
-                const float acc = block[j * n + i];
-                const float t = p.alpha == 1.0f ? acc : p.alpha * acc;
-                if (p.beta == 0.0f)
-                    c[j] = t;
-                else if (p.beta == 1.0f)
-                    c[j] = t + c[j];
-                else
-                    c[j] = std::fma(p.beta, c[j], t);
-            }
+            for (int64_t j = 0; j < p.N; ++j)
+                store_contract(block[j * n + i], p.alpha, p.beta, c + j);
         }
     }
 }

@@ -4,6 +4,7 @@
 // specialised on (m, n, a_access, beta_kind, alpha == 1); generic kernels
 // read m, n, alpha and beta from the struct.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -26,6 +27,19 @@ namespace anvil::gemm {
 //   C   = t                      if beta == 0
 //   C   = t + C                  if beta == 1
 //   C   = fma(beta, C, t)        otherwise
+// The epilogue above for one element: C = (alpha * acc or acc) then
+// combined with beta * C (the library builds with -ffp-contract=off, so
+// t + C is not fused into the product).
+inline void store_contract(float acc, float alpha, float beta, float *c) {
+    const float t = alpha == 1.0f ? acc : alpha * acc;
+    if (beta == 0.0f)
+        *c = t;
+    else if (beta == 1.0f)
+        *c = t + *c;
+    else
+        *c = std::fma(beta, *c, t);
+}
+
 struct ukernel_args {
     const float *a;
     const float *b;

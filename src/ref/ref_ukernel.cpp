@@ -12,13 +12,7 @@ void sgemm_ukernel(const gemm::ukernel_args *p) {
             float acc = 0.0f;
             for (int64_t k = 0; k < K; ++k)
                 acc = std::fma(p->a[i * p->a_rs + k * p->a_cs], p->b[k * ld + j], acc);
-            const float t = p->alpha == 1.0f ? acc : p->alpha * acc;
-            if (p->beta == 0.0f)
-                c[j] = t;
-            else if (p->beta == 1.0f)
-                c[j] = t + c[j];
-            else
-                c[j] = std::fma(p->beta, c[j], t);
+            gemm::store_contract(acc, p->alpha, p->beta, &c[j]);
         }
     }
 }
