@@ -84,11 +84,16 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
          anvil_isa_name(be.tier()) + " threads=" + std::to_string(threading::num_threads()) + "\n";
     const gemm::blocking b = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, false,
                                                    threading::num_threads());
-    const gemm::sgemm_problem dp =
-        gemm::blas_problem(ta, tb, M, N, K, 1.0f, nullptr, lda, nullptr, ldb, 0.0f, nullptr, 0);
+    // The tight C of the explained call: ldc = N.
+    const gemm::sgemm_problem dp = gemm::blas_problem(ta, tb, M, N, K, 1.0f, nullptr, lda,
+                                                      nullptr, ldb, 0.0f, nullptr,
+                                                      std::max<int64_t>(1, N));
     if (gemm::dot_path_applies(dp, be.tier()) && gemm::dot_kernel(be.tier()))
         s += "anvil_sgemm: dot path (rows of A x columns of B along K, B read in place, "
              "not packed; gemm/dot.h)\n";
+    else if (gemm::stream_path_applies(dp, be.tier()) && gemm::stream_kernel(be.tier()))
+        s += "anvil_sgemm: row-stream path (whole rows of the row-major operand streamed "
+             "past accumulators in L1, nothing packed; gemm/dot.h)\n";
     else
         s += "anvil_sgemm: " + gemm::describe(b) + "\n";
     const gemm::blocking bp = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, true,
