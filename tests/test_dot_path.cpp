@@ -1,6 +1,7 @@
-// The small-M dot and row-stream paths of anvil_sgemm (gemm/dot.h): every
-// compiled Highway target's dot kernel on every tile shape and K tail, exact
-// on integer data and within the gamma_K bound on fractions; every target's
+// The small-M dot and row-stream paths of anvil_sgemm (gemm/dot.h,
+// gemm/stream.h): every compiled Highway target's dot kernel on every tile
+// shape and K tail, exact on integer data and within the gamma_K bound on
+// fractions; every target's
 // row-stream kernel the contract's fma chain bit for bit; neither reads
 // past A's or B's last row nor writes outside C's tile; and through
 // anvil_sgemm, bitwise identical for 1 and 2 threads.
@@ -15,6 +16,7 @@
 #include "fallback/hwy_dot.h"
 #include "fallback/hwy_sgemm.h"
 #include "gemm/dot.h"
+#include "gemm/stream.h"
 #include "gemm/driver.h"
 #include "test_util.h"
 

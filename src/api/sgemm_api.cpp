@@ -11,6 +11,7 @@
 #include "gemm/backend.h"
 #include "gemm/blocking.h"
 #include "gemm/dot.h"
+#include "gemm/stream.h"
 #include "gemm/driver.h"
 #include "threading/parallel.h"
 
@@ -93,7 +94,7 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
              "not packed; gemm/dot.h)\n";
     else if (gemm::stream_path_applies(dp, be.tier()) && gemm::stream_kernel(be.tier()))
         s += "anvil_sgemm: row-stream path (whole rows of the row-major operand streamed "
-             "past accumulators in L1, nothing packed; gemm/dot.h)\n";
+             "past accumulators in L1, nothing packed; gemm/stream.h)\n";
     else
         s += "anvil_sgemm: " + gemm::describe(b) + "\n";
     const gemm::blocking bp = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, true,

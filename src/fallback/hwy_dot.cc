@@ -1,5 +1,6 @@
-// Highway kernels of the small-M dot and row-stream paths (gemm/dot.h), compiled once per
-// Highway target through foreach_target, like hwy_sgemm.cc.
+// Highway kernels of the small-M dot and row-stream paths (gemm/dot.h,
+// gemm/stream.h), compiled once per Highway target through foreach_target,
+// like hwy_sgemm.cc.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include "fallback/hwy_dot.h"
 #include "fallback/hwy_sgemm.h"
 #include "gemm/dot.h"
+#include "gemm/stream.h"
 #include "gemm/ukernel.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -144,7 +146,7 @@ void DotGemm(const gemm::dot_args *p) {
     }
 }
 
-// ---- the row-stream path (gemm/dot.h)
+// ---- the row-stream path (gemm/stream.h)
 
 // Columns per chunk: the accumulators (16 KiB for any number of rows) stay
 // in L1 while four rows of B stream through.

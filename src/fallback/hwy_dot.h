@@ -1,9 +1,11 @@
-// The dot and row-stream kernels of gemm/dot.h per compiled Highway target, for tests
-// (the driver takes gemm::dot_kernel(tier)).
+// The dot and row-stream kernels (gemm/dot.h, gemm/stream.h) per compiled
+// Highway target, for tests (the driver takes gemm::dot_kernel(tier) and
+// gemm::stream_kernel(tier)).
 #pragma once
 #include <cstdint>
 
 #include "gemm/dot.h"
+#include "gemm/stream.h"
 
 namespace anvil::fallback {
 

@@ -62,44 +62,4 @@ bool dot_path_applies(const sgemm_problem &p, anvil_isa_t tier);
 // over columns of C.
 void run_dot_gemm(const sgemm_problem &p, dot_fn fn);
 
-// ---- The row-stream path: M <= kStreamMaxRows with a row-major B read in
-// place (transb 'N', not prepacked), on the Highway tiers.  The blocked
-// path reads B there in kc x (up to 112) column strips, short runs at a
-// large stride that the hardware prefetchers follow badly (AVX2, Zen 1,
-// 1x4096x4096 NN: 11 GB/s, 0.60x dnnl_sgemm).  Here the kernels walk whole
-// rows of B (four at a time) across a column chunk whose accumulators stay
-// in L1, so B streams sequentially.  It also serves A transposed with
-// N <= kStreamMaxCols (tall-skinny C): C^T = op(B)^T A, N rows over M
-// columns, A as stored streaming once per group of up to 8 rows (AVX2,
-// 4096x1x4096 TN: the blocked path reached 0.05x dnnl_sgemm, 4096x8x4096
-// TT 0.26x).
-//
-// Arithmetic: the ukernel contract's with one K block, (acc = 0, then
-// acc = fma(A(i,k), B(k,j), acc) for increasing k, then the contract's
-// epilogue), so integer data are exact and real data within gamma_K; the
-// blocked path's K blocks round differently (not bit-identical to it).
-struct stream_args {
-    const float *a;
-    int64_t a_rs, a_cs;  // A(i, k) = a[i * a_rs + k * a_cs]
-    const float *b;
-    int64_t ldb;         // B(k, j) = b[k * ldb + j]
-    float *c;
-    int64_t ldc;
-    int64_t m, n, k;
-    float alpha, beta;
-};
-using stream_fn = void (*)(const stream_args *);
-
-constexpr int64_t kStreamMaxRows = 2;
-constexpr int64_t kStreamMinCols = 256;
-constexpr int64_t kStreamMaxCols = 8;  // the transposed (tall-skinny) form
-
-// The row-stream kernel of the best Highway target the tier allows; null
-// for the scalar and JIT tiers (the JIT's in-place kernels serve there).
-stream_fn stream_kernel(anvil_isa_t tier);
-bool stream_path_applies(const sgemm_problem &p, anvil_isa_t tier);
-// Runs p (stream_path_applies(p), K > 0, alpha != 0), threaded over column
-// ranges of C.
-void run_stream_gemm(const sgemm_problem &p, stream_fn fn);
-
 }  // namespace anvil::gemm

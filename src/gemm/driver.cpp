@@ -1,6 +1,7 @@
 #include "gemm/driver.h"
 
 #include "gemm/dot.h"
+#include "gemm/stream.h"
 
 #include <algorithm>
 #include <atomic>
