@@ -152,6 +152,64 @@ void DotGemm(const gemm::dot_args *p) {
 // in L1 while four rows of B stream through.
 constexpr int64_t kStreamChunkFloats = 4096;
 
+// Copies w < 32 floats with fixed-size moves: a loop or a memcpy of w
+// floats becomes a libc call (GCC recognises the loop), which cost more than
+// the row's arithmetic here.
+HWY_INLINE void CopyShort(const float *HWY_RESTRICT from, int64_t w, float *HWY_RESTRICT to) {
+    int64_t j = 0;
+    if (w & 16) hwy::CopyBytes<64>(from + j, to + j), j += 16;
+    if (w & 8) hwy::CopyBytes<32>(from + j, to + j), j += 8;
+    if (w & 4) hwy::CopyBytes<16>(from + j, to + j), j += 4;
+    if (w & 2) hwy::CopyBytes<8>(from + j, to + j), j += 2;
+    if (w & 1) to[j] = from[j];
+}
+
+// Rows of B per block of the column tail (a stack copy of up to
+// kTailRows x MaxLanes floats).
+constexpr int64_t kTailRows = 32;
+
+// The last w < L columns of StreamRows (B(k, j) = b[k * ldb + j], j < w)
+// into acc[r][col0 + j], with the contract's fma chain over k.  With a
+// fused multiply-add the columns go as one vector: blocks of B's tail rows
+// are copied into a zero-padded stack buffer (a masked load could read past
+// the caller's row; vmaskmovps is slow on Zen 1), so the chain costs K fma
+// latencies, not w * K (1x5x300: 2.5 us one column after another on Zen 1).
+// Without one, std::fma per element, k outside the columns so that their
+// chains interleave.
+template <int kM, size_t kAccCols>
+HWY_INLINE void StreamTail(const gemm::stream_args *HWY_RESTRICT p, const float *HWY_RESTRICT b,
+                           int64_t w, float (*acc)[kAccCols], int64_t col0) {
+    auto A = [p](int r, int64_t k) { return p->a[r * p->a_rs + k * p->a_cs]; };
+    const int64_t K = p->k, ldb = p->ldb;
+#if HWY_NATIVE_FMA
+    const D d;
+    const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+    constexpr size_t kMaxL = hn::MaxLanes(D());
+    HWY_ALIGN float rows[kTailRows * kMaxL] = {};  // lanes >= w stay zero
+    HWY_ALIGN float sums[kM][kMaxL] = {};
+    for (int64_t k0 = 0; k0 < K; k0 += kTailRows) {
+        const int64_t kc = std::min(kTailRows, K - k0);
+        for (int64_t kk = 0; kk < kc; ++kk) CopyShort(b + (k0 + kk) * ldb, w, rows + kk * L);
+        for (int r = 0; r < kM; ++r) {
+            V v = hn::Load(d, sums[r]);
+            for (int64_t kk = 0; kk < kc; ++kk)
+                v = hn::MulAdd(hn::Set(d, A(r, k0 + kk)), hn::Load(d, rows + kk * L), v);
+            hn::Store(v, d, sums[r]);
+        }
+    }
+    for (int r = 0; r < kM; ++r) std::copy(sums[r], sums[r] + w, acc[r] + col0);
+#else
+    for (int r = 0; r < kM; ++r) {
+        float *t = acc[r] + col0;
+        for (int64_t kk = 0; kk < K; ++kk) {
+            const float ark = A(r, kk);
+            const float *bk = b + kk * ldb;
+            for (int64_t j = 0; j < w; ++j) t[j] = std::fma(ark, bk[j], t[j]);
+        }
+    }
+#endif
+}
+
 // kM rows of C over columns [0, n) (n <= kStreamChunkFloats / kM): acc(i, j) =
 // fma(A(i, k), B(k, j), acc(i, j)) for k = 0, 1, ..., four rows of B per
 // pass over the chunk, the last n % L columns one by one in the same order.
@@ -193,13 +251,7 @@ HWY_NOINLINE void StreamRows(const gemm::stream_args *HWY_RESTRICT p, const floa
                           acc[r] + j);
         }
     }
-    // The columns past the last whole vector, in the same k order.
-    for (int r = 0; r < kM; ++r)
-        for (int64_t j = nv; j < n; ++j) {
-            float v = 0.0f;
-            for (int64_t kk = 0; kk < K; ++kk) v = std::fma(A(r, kk), b[kk * ldb + j], v);
-            acc[r][j] = v;
-        }
+    if (nv < n) StreamTail<kM>(p, b + nv, n - nv, acc, nv);
     for (int r = 0; r < kM; ++r)
         for (int64_t j = 0; j < n; ++j)
             gemm::store_contract(acc[r][j], p->alpha, p->beta, c + r * p->ldc + j);

@@ -66,8 +66,9 @@ void run_transposed(const sgemm_problem &p, stream_fn fn, int64_t lo, int64_t hi
 
 bool stream_path_applies(const sgemm_problem &p, anvil_isa_t tier) {
     if (tier >= anvil_isa_avx512_core || p.packed_b) return false;
-    return (!p.transb && p.M <= kStreamMaxRows && p.N >= kStreamMinCols) ||
-           transposed_small_n(p);
+    const bool wide_b = p.N >= kStreamMinCols ||
+                        (p.N >= kStreamMinColsLargeB && p.N * p.K >= kStreamMinBFloats);
+    return (!p.transb && p.M <= kStreamMaxRows && wide_b) || transposed_small_n(p);
 }
 
 void run_stream_gemm(const sgemm_problem &p, stream_fn fn) {

@@ -37,6 +37,13 @@ using stream_fn = void (*)(const stream_args *);
 
 constexpr int64_t kStreamMaxRows = 2;
 constexpr int64_t kStreamMinCols = 256;
+// Narrower B (N >= kStreamMinColsLargeB) streams too once it exceeds a
+// 512 KiB L2 by half (AVX2, Zen 1, 1 thread: 1x100x4096 0.70x -> 1.06x
+// dnnl_sgemm, 1x255x1000 0.67x -> 0.96x, 2x100x4096 0.85x -> 1.33x).
+// Below 64 columns the accumulators' load-store chain per four rows of B
+// is slower than the blocked path (2x16x4096: 0.68x vs 1.01x).
+constexpr int64_t kStreamMinColsLargeB = 64;
+constexpr int64_t kStreamMinBFloats = int64_t(1) << 18;
 constexpr int64_t kStreamMaxCols = 8;  // the transposed (tall-skinny) form
 
 // The row-stream kernel of the best Highway target the tier allows; null
