@@ -131,7 +131,7 @@ TEST_CASE("stream path: every compiled target's kernel is the contract's fma cha
         tu::rng r(uint64_t(t.target) % 1000 + 9);
         int64_t cases = 0, failures = 0;
         std::string first;
-        for (int64_t m : {1, 2, 3, 4, 7, 8, 9})
+        for (int64_t m : {1, 2, 3, 4, 7, 8, 9, 13, 16})
             for (int64_t n : widths)
                 for (int64_t k : n < 64 ? narrow_depths : depths)
                     for (bool a_t : {false, true})
@@ -223,7 +223,17 @@ TEST_CASE("dot path: anvil_sgemm takes it for small M with B transposed and for 
     p.N = 8;
     p.ldc = 8;
     CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    // 9 <= N <= 16 only when A is large (M x K >= 2^18).
     p.N = 9;
+    p.K = 64;
+    CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    p.N = 16;
+    CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    p.N = 17;
+    CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    p.N = 16;
+    p.M = 256;
+    p.K = 256;
     CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
     p.M = 16;
     p.N = 1;
@@ -243,7 +253,9 @@ TEST_CASE("dot and stream paths: bitwise identical for 1 and 2 threads") {
                           shape{2, 9001, 700, 'N'}, shape{1, 5000, 999, 'N'},
                           shape{5000, 1, 999, 'N', 'T'}, shape{1, 6000, 800, 'T', 'T'},
                           shape{7000, 5, 600, 'T'}, shape{3000, 7, 500, 'N', 'T'},
-                          shape{2500, 3, 400, 'T', 'T'}}) {
+                          shape{2500, 3, 400, 'T', 'T'}, shape{3000, 13, 500, 'N', 'T'},
+                          shape{1200, 16, 300, 'T', 'T'}, shape{1, 100, 4096, 'N'},
+                          shape{2, 77, 4000, 'N'}}) {
         CAPTURE(s.M);
         CAPTURE(s.N);
         tu::rng r(uint64_t(s.M * 7 + s.N));
@@ -263,5 +275,48 @@ TEST_CASE("dot and stream paths: bitwise identical for 1 and 2 threads") {
         }
         REQUIRE(anvil_set_num_threads(2) == anvil_success);
         CHECK(std::memcmp(out[0].data(), out[1].data(), out[0].size() * 4) == 0);
+    }
+}
+
+TEST_CASE("dot and stream paths: anvil_sgemm is exact on integer data in every form") {
+    // Small integers (|a|, |b| <= 4, K <= 4099): every partial sum is an
+    // integer below 2^24, so any summation order gives the exact result.
+    struct shape {
+        int64_t M, N, K;
+        char ta, tb;
+    };
+    for (const shape s : {shape{3, 301, 700, 'N', 'T'}, shape{1, 1000, 517, 'T', 'T'},
+                          shape{2, 300, 257, 'N', 'N'}, shape{1, 93, 4099, 'N', 'N'},
+                          shape{2, 64, 4096, 'N', 'N'}, shape{700, 1, 300, 'T', 'N'},
+                          shape{300, 7, 500, 'T', 'T'}, shape{1030, 11, 300, 'T', 'N'},
+                          shape{600, 16, 450, 'T', 'T'}, shape{999, 9, 263, 'T', 'N'}}) {
+        CAPTURE(s.M);
+        CAPTURE(s.N);
+        CAPTURE(s.K);
+        CAPTURE(s.ta);
+        CAPTURE(s.tb);
+        tu::rng r(uint64_t(s.M * 31 + s.N * 7 + s.K));
+        const int64_t lda = (s.ta == 'T' ? s.M : s.K) + 3, ldb = (s.tb == 'T' ? s.K : s.N) + 5;
+        const int64_t ldc = s.N + 2;
+        std::vector<float> A(size_t((s.ta == 'T' ? s.K : s.M) * lda)),
+            B(size_t((s.tb == 'T' ? s.N : s.K) * ldb)), C(size_t(s.M * ldc), 2.0f);
+        for (float &v : A) v = r.small_int();
+        for (float &v : B) v = r.small_int();
+        auto a = [&](int64_t i, int64_t k) { return s.ta == 'T' ? A[k * lda + i] : A[i * lda + k]; };
+        auto b = [&](int64_t k, int64_t j) { return s.tb == 'T' ? B[j * ldb + k] : B[k * ldb + j]; };
+        REQUIRE(anvil_sgemm(s.ta, s.tb, s.M, s.N, s.K, 2.0f, A.data(), lda, B.data(), ldb, -1.0f,
+                            C.data(), ldc) == anvil_success);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < s.M; ++i)
+            for (int64_t j = 0; j < ldc; ++j) {
+                double want = 2.0;  // the padding columns keep their value
+                if (j < s.N) {
+                    double acc = 0.0;
+                    for (int64_t k = 0; k < s.K; ++k) acc += double(a(i, k)) * double(b(k, j));
+                    want = 2.0 * acc - 2.0;
+                }
+                bad += double(C[size_t(i * ldc + j)]) != want;
+            }
+        CHECK(bad == 0);
     }
 }

@@ -11,7 +11,8 @@ namespace anvil::gemm {
 namespace {
 
 // A transposed with N == 1 (M >= 16), or N <= kStreamMaxCols and
-// M >= kStreamMinCols:
+// M >= kStreamMinCols, or N <= kStreamMaxColsLargeA with M >= kStreamMinCols
+// and M x K >= kStreamMinBFloats:
 // C^T (N x M) = op(B)^T (N x K) * A
 // as stored (K x M, row-major), N rows of the row-stream path over M
 // columns.  N == 1 with a unit-stride C column writes C directly; otherwise
@@ -19,12 +20,15 @@ namespace {
 bool transposed_small_n(const sgemm_problem &p) {
     // N == 1 from two vectors of M on: the blocked path packs all of A for
     // one column (AVX2, 64x1x300 TN: 0.09x dnnl_sgemm).
-    return p.transa && ((p.N == 1 && p.M >= 16) ||
-                        (p.N <= kStreamMaxCols && p.M >= kStreamMinCols));
+    if (!p.transa) return false;
+    if (p.N == 1) return p.M >= 16;
+    if (p.M < kStreamMinCols) return false;
+    return p.N <= kStreamMaxCols ||
+           (p.N <= kStreamMaxColsLargeA && p.M * p.K >= kStreamMinBFloats);
 }
 
-// Columns of C^T per block of the transposed store (8 x 1024 floats).
-constexpr int64_t kTransposedBlock = 1024;
+// Columns of C^T per block of the transposed store (32 KiB of stack).
+constexpr int64_t kTransposedBlock = 512;
 
 void run_transposed(const sgemm_problem &p, stream_fn fn, int64_t lo, int64_t hi) {
     stream_args a;
@@ -44,7 +48,7 @@ void run_transposed(const sgemm_problem &p, stream_fn fn, int64_t lo, int64_t hi
         fn(&a);
         return;
     }
-    alignas(64) float block[kStreamMaxCols * kTransposedBlock];
+    alignas(64) float block[kStreamMaxColsLargeA * kTransposedBlock];
     for (int64_t i0 = lo; i0 < hi; i0 += kTransposedBlock) {
         const int64_t n = std::min(kTransposedBlock, hi - i0);
         a.b = p.A + i0;

@@ -44,7 +44,13 @@ constexpr int64_t kStreamMinCols = 256;
 // is slower than the blocked path (2x16x4096: 0.68x vs 1.01x).
 constexpr int64_t kStreamMinColsLargeB = 64;
 constexpr int64_t kStreamMinBFloats = int64_t(1) << 18;
-constexpr int64_t kStreamMaxCols = 8;  // the transposed (tall-skinny) form
+// The transposed (tall-skinny) form: N <= kStreamMaxCols, or up to
+// kStreamMaxColsLargeA when A exceeds kStreamMinBFloats (the blocked path
+// then packs a large A for few columns: AVX2, Zen 1, 1 thread, 4096x12x4096
+// TN 0.51x -> 1.22x dnnl_sgemm, 1024x12x512 0.72x -> 1.58x, 4096x16x1024
+// 0.33x -> 0.69x; 256x16x256 stays blocked: 1.03x vs 0.62x).
+constexpr int64_t kStreamMaxCols = 8;
+constexpr int64_t kStreamMaxColsLargeA = 16;
 
 // The row-stream kernel of the best Highway target the tier allows; null
 // for the scalar and JIT tiers (the JIT's in-place kernels serve there).
