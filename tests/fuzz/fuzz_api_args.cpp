@@ -522,6 +522,135 @@ void fuzz_gemm(fz::reader &r, gk kind) {
     }
 }
 
+// ------------------------------------------------------- strided batches
+
+// Elements spanned by one item of a batch operand (0 for an empty one), -1
+// when that does not fit.
+int64_t item_elems(const mat &m) {
+    const int64_t b = span(m);
+    return b < 0 ? -1 : b / m.es;
+}
+
+// A stride for a batch operand: usually one item after another (plus a
+// small gap), sometimes 0 (shared), side by side (cols), one element short
+// (overlapping items), negative, or any size() value.
+int64_t batch_stride(fz::reader &r, const mat &m) {
+    const uint8_t b = r.u8();
+    const int64_t item = item_elems(m);
+    switch (b % 8) {
+        case 0:
+        case 1: return item < 0 ? r.size() : fz::reader::sat_add(item, b % 3);
+        case 2: return 0;
+        case 3: return m.cols;
+        case 4: return item < 0 ? r.size() : item - 1;
+        case 5: return -1 - int64_t(b % 3);
+        default: return r.size();
+    }
+}
+
+// Bytes spanned by `batch` items `stride` elements apart (-1: no fit).
+int64_t batch_span(const mat &m, int64_t stride, int64_t batch) {
+    const int64_t item = item_elems(m);
+    if (item < 0 || batch < 0 || stride < 0) return -1;
+    if (batch == 0 || item == 0) return 0;
+    const __int128 e = __int128(batch - 1) * stride + item;
+    return e * m.es > kI64Max ? -1 : int64_t(e * m.es);
+}
+
+// Bytes of b outside every item's footprint of C are unchanged.
+bool unchanged_outside_items(const buffer &b, const mat &m, int64_t stride, int64_t batch) {
+    for (size_t o = 0; o < b.n; ++o) {
+        if (b.p[o] == b.snap[o]) continue;
+        const int64_t e = int64_t(o) / m.es;
+        bool inside = false;
+        for (int64_t t = 0; t < batch && !inside; ++t) {
+            const int64_t f = e - t * stride;
+            inside = f >= 0 && f / m.ld < m.rows && f % m.ld < m.cols;
+        }
+        if (!inside) return false;
+    }
+    return true;
+}
+
+// anvil_sgemm_batch_strided / anvil_gemm_bf16bf16f32_batch_strided: the
+// single call's rules per item, plus the header's batch rules (strides >= 0,
+// C items one after another or side by side within each row).
+void fuzz_batch(fz::reader &r) {
+    const bool bf16 = r.u8() & 1;
+    const char ta = trans_char(r), tb = trans_char(r);
+    const int64_t M = r.size(), N = r.size(), K = r.size();
+    bool tA = false, tB = false;
+    const bool chars_ok = parse_trans(ta, &tA) && parse_trans(tb, &tB);
+    const int64_t es = bf16 ? 2 : 4;
+    mat A{tA ? K : M, tA ? M : K, 0, es}, B{tB ? N : K, tB ? K : N, 0, es}, C{M, N, 0, 4};
+    A.ld = r.ld(A.cols);
+    B.ld = r.ld(B.cols);
+    C.ld = r.ld(C.cols);
+    const uint8_t bb = r.u8();
+    const int64_t batch = bb < 230 ? bb % 6 : bb < 250 ? -1 - int64_t(bb % 3) : r.size();
+    const int64_t sa = batch_stride(r, A), sb = batch_stride(r, B), sc = batch_stride(r, C);
+    const float alpha = scalar(r), beta = scalar(r);
+    const uint8_t nulls = r.u8();
+    const uint64_t seed = r.u8();
+    g_ctx = fmt("%s(transa=0x%02x transb=0x%02x M=%lld N=%lld K=%lld lda=%lld stride_a=%lld "
+                "ldb=%lld stride_b=%lld ldc=%lld stride_c=%lld batch=%lld alpha=%g beta=%g "
+                "nulls=0x%x)",
+                bf16 ? "gemm_bf16bf16f32_batch_strided" : "sgemm_batch_strided", uint8_t(ta),
+                uint8_t(tb), (long long)M, (long long)N, (long long)K, (long long)A.ld,
+                (long long)sa, (long long)B.ld, (long long)sb, (long long)C.ld, (long long)sc,
+                (long long)batch, double(alpha), double(beta), nulls);
+
+    const bool item_ok = chars_ok && M >= 0 && N >= 0 && K >= 0 && ld_ok(A) && ld_ok(B) &&
+                         ld_ok(C);
+    bool c_layout_ok = true;
+    if (item_ok && batch >= 2 && sc >= 0 && item_elems(C) > 0) {
+        const int64_t extent = item_elems(C);
+        const __int128 last = __int128(batch - 1) * sc + N;
+        c_layout_ok = sc >= extent || (sc >= N && last <= C.ld);
+    }
+    const bool must_reject =
+        !item_ok || batch < 0 || sa < 0 || sb < 0 || sc < 0 || !c_layout_ok;
+
+    int64_t need[3];
+    if (must_reject) {
+        for (auto &v : need) v = 64;  // canaries
+    } else {
+        need[0] = batch_span(A, sa, batch);
+        need[1] = batch_span(B, sb, batch);
+        need[2] = batch_span(C, sc, batch);
+    }
+    arena ar;
+    buffer *buf[3] = {};
+    for (int i = 0; i < 3; ++i)
+        if (!(nulls & (1u << i)) && small(need[i])) buf[i] = ar.make(size_t(need[i]), seed * 3 + i);
+    const void *pa = buf[0] ? buf[0]->p : nullptr, *pb = buf[1] ? buf[1]->p : nullptr;
+    float *pc = buf[2] ? reinterpret_cast<float *>(buf[2]->p) : nullptr;
+
+    const anvil_status_t st =
+        bf16 ? anvil_gemm_bf16bf16f32_batch_strided(
+                   ta, tb, M, N, K, alpha, static_cast<const anvil_bf16_t *>(pa), A.ld, sa,
+                   static_cast<const anvil_bf16_t *>(pb), B.ld, sb, beta, pc, C.ld, sc, batch)
+             : anvil_sgemm_batch_strided(ta, tb, M, N, K, alpha, static_cast<const float *>(pa),
+                                         A.ld, sa, static_cast<const float *>(pb), B.ld, sb, beta,
+                                         pc, C.ld, sc, batch);
+    const int sv = check_status(st);
+    if (must_reject) CHECK(sv != anvil_success, "invalid arguments accepted");
+    if (!must_reject && M > 0 && N > 0 && batch > 0) {
+        const bool need_ab = K > 0 && alpha != 0.0f;
+        if (!pc || (need_ab && (!pa || !pb)))
+            CHECK(sv != anvil_success, "a required NULL pointer accepted");
+        else if (pa && pb)
+            check_not_argument_error(st);
+    }
+    if (sv != anvil_success || M <= 0 || N <= 0 || batch <= 0 || !pc) {
+        CHECK(ar.unchanged_except(nullptr), "status %d but a buffer changed", sv);
+    } else {
+        CHECK(ar.unchanged_except(buf[2]), "an input buffer changed");
+        CHECK(unchanged_outside_items(*buf[2], C, sc, batch),
+              "a byte outside the C items' footprints changed");
+    }
+}
+
 // ------------------------------------------------------------ gemm plan
 
 void fuzz_plan(fz::reader &r) {
@@ -992,7 +1121,7 @@ void dummy_parallel_for(void *, int64_t, anvil_parallel_body_fn, void *) { std::
 
 void fuzz_misc(fz::reader &r) {
     const uint8_t sub = r.u8();
-    switch (sub % 9) {
+    switch (sub % 10) {
         case 0: {  // status strings: never NULL
             const int v = enum_int(r, 12);
             g_ctx = fmt("anvil_status_str(%d)", v);
@@ -1009,7 +1138,7 @@ void fuzz_misc(fz::reader &r) {
         }
         case 2:
         case 3: {  // conversions
-            const bool to_bf16 = sub % 9 == 2;
+            const bool to_bf16 = sub % 10 == 2;
             const int64_t n = r.size();
             const uint8_t nulls = r.u8();
             const uint64_t seed = r.u8();
@@ -1151,6 +1280,7 @@ void fuzz_misc(fz::reader &r) {
             CHECK(ival(anvil_get_effective_isa()) == ival(before));
             break;
         }
+        case 9: fuzz_batch(r); break;
     }
 }
 

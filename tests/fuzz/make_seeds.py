@@ -153,6 +153,14 @@ def misc(sub, *rest):
     return u8(7, sub) + b''.join(rest)
 
 
+def batch(bf16, ta, tb, M, N, K, lda, ldb, ldc, count, sa, sb, sc_, alpha=1, beta=1, nulls=0,
+          seed=6):
+    """fuzz_batch (misc 9): count in 0..5 or -1..-3; sa/sb/sc_ stride bytes"""
+    cb = count if count >= 0 else next(v for v in range(230, 250) if -1 - v % 3 == count)
+    return misc(9, u8(bf16), tr(ta), tr(tb), size(M), size(N), size(K), lda, ldb, ldc, u8(cb),
+                sa, sb, sc_, sc(alpha), sc(beta), u8(nulls, seed))
+
+
 def api_seeds():
     s = {}
     # BLAS-like GEMMs
@@ -239,6 +247,28 @@ def api_seeds():
                          misc(6, size(-2**63)))
     s['misc_null_handles'] = misc(7)
     s['misc_set_max_isa_valid_range'] = misc(8, u8(0)) + misc(8, u8(1))  # 6 and 7: refused
+    # strided batches (misc 9): stride bytes 0 item, 1 item + 1, 2 shared,
+    # 3 side by side, 4 overlapping, 5 negative, 6 a size() value
+    s['batch_f32_shared_b'] = batch(0, 'N', 'T', 5, 7, 9, ld_pad(0), ld_pad(1), ld_pad(2), 3,
+                                    u8(0), u8(2), u8(1), beta=0)
+    s['batch_bf16_side_by_side'] = batch(1, 'N', 'N', 4, 3, 6, ld_pad(0), ld_pad(0), ld_abs(12),
+                                         4, u8(1), u8(0), u8(3))
+    s['batch_f32_tt_single'] = batch(0, 'T', 'T', 3, 2, 17, ld_pad(3), ld_pad(0), ld_pad(0), 1,
+                                     u8(6) + size(2**40), u8(0), u8(0), alpha=2, beta=0.5)
+    s['batch_refused'] = (batch(0, 'N', 'N', 4, 4, 4, ld_pad(0), ld_pad(0), ld_pad(0), 3,
+                                u8(0), u8(0), u8(4)) +                       # C items overlap
+                          batch(1, 'N', 'N', 4, 4, 4, ld_pad(0), ld_pad(0), ld_pad(0), 2,
+                                u8(5), u8(0), u8(0)) +                       # stride_a < 0
+                          batch(0, 'N', 'N', 4, 4, 4, ld_pad(0), ld_pad(0), ld_pad(0), -3,
+                                u8(0), u8(0), u8(0)) +                       # batch < 0
+                          batch(0, 'N', 'N', 4, 4, 4, ld_pad(0), ld_pad(0), ld_pad(0), 3,
+                                u8(6) + size(2**62), u8(0), u8(0)) +         # span overflows
+                          batch(0, 'N', 'N', 4, 4, 4, ld_pad(0), ld_pad(0), ld_pad(0), 2,
+                                u8(0), u8(0), u8(0), nulls=4))               # C NULL
+    s['batch_empty'] = (batch(0, 'N', 'N', 4, 4, 4, ld_pad(0), ld_pad(0), ld_pad(0), 0,
+                              u8(0), u8(0), u8(0)) +
+                        batch(1, 'N', 'N', 0, 4, 4, ld_pad(0), ld_pad(0), ld_pad(0), 5,
+                              u8(0), u8(0), u8(2)))
     return s
 
 
