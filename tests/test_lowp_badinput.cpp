@@ -161,8 +161,7 @@ TEST_CASE("lowp bad input: matmul descriptors") {
     d.a_dt = anvil_data_type_t(17);
     CHECK(create_status(d) == anvil_invalid_argument);
     d = good_desc();
-    d.a_dt = anvil_dt_f32;
-    d.b_dt = anvil_dt_f32;
+    d.a_dt = anvil_dt_f32;  // f32 A with s8 B: no such matmul
     CHECK(create_status(d) == anvil_unsupported);
     d = good_desc();
     d.b_dt = anvil_dt_u8;

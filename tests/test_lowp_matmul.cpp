@@ -20,6 +20,7 @@
 // oneDNN is given bias / scale, exact with power-of-two scales.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -150,11 +151,13 @@ void run_case(const mm_case &q, uint64_t seed) {
     const lt::shape &s = q.s;
     tu::rng r(seed);
     const bool bf16 = q.a == anvil_dt_bf16;
-    const int ea = bf16 ? 2 : 1;
+    const int ea = q.a == anvil_dt_f32 ? 4 : bf16 ? 2 : 1;
     std::vector<uint8_t> A(size_t(s.a_rows() * s.lda() * ea + 64)), B(size_t(s.b_rows() * s.ldb() * ea + 64));
     auto fill = [&](std::vector<uint8_t> &v, int64_t count, dt t) {
         for (int64_t k = 0; k < count; ++k) {
-            if (t == anvil_dt_bf16)
+            if (t == anvil_dt_f32)
+                reinterpret_cast<float *>(v.data())[k] = float(r.ival(-4, 4));
+            else if (t == anvil_dt_bf16)
                 reinterpret_cast<uint16_t *>(v.data())[k] = lt::bf16_small_int(r);
             else if (t == anvil_dt_u8)
                 v[size_t(k)] = uint8_t(r.ival(0, 6));
@@ -328,6 +331,7 @@ TEST_CASE("lowp matmul: types x attributes x post-op chains match the reference 
         {anvil_dt_u8, anvil_dt_s8, anvil_dt_bf16},  {anvil_dt_s8, anvil_dt_s8, anvil_dt_f32},
         {anvil_dt_s8, anvil_dt_s8, anvil_dt_s8},    {anvil_dt_s8, anvil_dt_s8, anvil_dt_u8},
         {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32}, {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16},
+        {anvil_dt_f32, anvil_dt_f32, anvil_dt_f32},   {anvil_dt_f32, anvil_dt_f32, anvil_dt_bf16},
     };
     const std::vector<std::vector<anvil_post_op_t>> kChains = {
         {},
@@ -359,7 +363,7 @@ TEST_CASE("lowp matmul: types x attributes x post-op chains match the reference 
             q.s.pad_a = seed % 3;
             q.s.pad_b = seed % 2 ? 5 : 0;
             q.s.pad_c = seed % 5 == 0 ? 3 : 0;
-            const bool int8 = q.a != anvil_dt_bf16;
+            const bool int8 = q.a != anvil_dt_bf16 && q.a != anvil_dt_f32;
             q.azp = int8 && seed % 3 == 1 ? (q.a == anvil_dt_u8 ? 3 : -2) : 0;
             q.bzp = 0;  // oneDNN 2.6's matmul takes weights zero points only on its reference path
             q.czp = int8 && (q.c == anvil_dt_u8 || q.c == anvil_dt_s8) && seed % 2 ? 7 : 0;
@@ -573,6 +577,137 @@ TEST_CASE("lowp matmul: random configurations match the reference and oneDNN") {
         }
         run_case(q, 5000 + uint64_t(c));
     }
+}
+
+}  // namespace
+
+namespace {
+
+// The fp32 matmul (B in the fp32 GEMM's panels, the chain on row panels of
+// C): random configurations, including M and N large enough for several
+// row panels (about 2^17 floats each, at least 48 rows).
+TEST_CASE("fp32 matmul: random configurations and several row panels match the reference and oneDNN") {
+    tu::rng r(77);
+    for (int c = 0; c < 40; ++c) {
+        mm_case q;
+        q.a = anvil_dt_f32;
+        q.b = anvil_dt_f32;
+        q.c = r.ival(0, 2) ? anvil_dt_f32 : anvil_dt_bf16;
+        const bool panels = c % 8 == 0;
+        q.s.M = panels ? r.ival(49, 160) : r.ival(0, 3) == 0 ? r.ival(1, 4) : r.ival(1, 70);
+        q.s.N = panels ? r.ival(2731, 3100) : r.ival(1, 80);
+        q.s.K = panels ? r.ival(1, 40) : r.ival(0, 4) == 0 ? r.ival(1, 9) : r.ival(1, 300);
+        q.s.ta = r.ival(0, 1) ? 'T' : 'N';
+        q.s.tb = r.ival(0, 1) ? 'T' : 'N';
+        q.s.pad_a = r.ival(0, 2) ? 0 : r.ival(1, 9);
+        q.s.pad_b = r.ival(0, 2) ? 0 : r.ival(1, 9);
+        q.s.pad_c = r.ival(0, 2) ? 0 : r.ival(1, 9);
+        q.scale_mode = int(r.ival(0, 2));
+        q.bias = r.ival(0, 1) != 0;
+        const int nops = int(r.ival(0, 3));
+        for (int o = 0; o < nops; ++o) {
+            switch (r.ival(0, 5)) {
+                case 0: q.ops.push_back(eltwise(anvil_eltwise_relu)); break;
+                case 1: q.ops.push_back(eltwise(anvil_eltwise_gelu_tanh)); break;
+                case 2: q.ops.push_back(eltwise(anvil_eltwise_gelu_erf)); break;
+                case 3: q.ops.push_back(eltwise(anvil_eltwise_silu)); break;
+                case 4: q.ops.push_back(binary(anvil_binary_add, r.ival(0, 1) != 0)); break;
+                default: q.ops.push_back(binary(anvil_binary_mul, r.ival(0, 1) != 0)); break;
+            }
+        }
+        run_case(q, 9000 + uint64_t(c));
+    }
+}
+
+anvil_matmul_desc_t f32_desc(int64_t M, int64_t N, int64_t K) {
+    anvil_matmul_desc_t d{};
+    d.a_dt = d.b_dt = d.c_dt = anvil_dt_f32;
+    d.transa = d.transb = 'N';
+    d.M = M;
+    d.N = N;
+    d.K = K;
+    d.lda = K;
+    d.ldb = N;
+    d.ldc = N;
+    return d;
+}
+
+TEST_CASE("fp32 matmul: bitwise identical for 1 and 2 threads; K = 0; bad descriptors") {
+    const int64_t M = 130, N = 3001, K = 67;
+    tu::rng r(5);
+    std::vector<float> A(size_t(M * K)), B(size_t(K * N)), bias(static_cast<size_t>(N)),
+        res(size_t(M * N));
+    for (float &v : A) v = r.frac();
+    for (float &v : B) v = r.frac();
+    for (float &v : bias) v = r.frac();
+    for (float &v : res) v = r.frac();
+    const anvil_post_op_t ops[] = {eltwise(anvil_eltwise_gelu_erf), binary(anvil_binary_add, false)};
+    anvil_matmul_desc_t d = f32_desc(M, N, K);
+    d.bias = bias.data();
+    d.num_post_ops = 2;
+    std::vector<anvil_post_op_t> o(ops, ops + 2);
+    o[1].src_dt = anvil_dt_f32;
+    o[1].ld = N;
+    d.post_ops = o.data();
+    anvil_matmul_t h = nullptr;
+    REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+    size_t bytes = 0;
+    REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+    std::vector<float> packed(bytes / 4 + 1);
+    REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
+    const void *srcs[] = {res.data()};
+    std::vector<std::vector<float>> out;
+    for (int threads : {1, 2}) {
+        REQUIRE(anvil_set_num_threads(threads) == anvil_success);
+        std::vector<float> C(size_t(M * N), -7.0f);
+        REQUIRE(anvil_matmul_execute(h, A.data(), packed.data(), C.data(), srcs) == anvil_success);
+        out.push_back(C);
+    }
+    REQUIRE(anvil_set_num_threads(2) == anvil_success);
+    CHECK(std::memcmp(out[0].data(), out[1].data(), out[0].size() * 4) == 0);
+    // Another shape's packed weights are refused, C untouched.
+    anvil_matmul_desc_t d2 = f32_desc(M, N + 1, K);
+    anvil_matmul_t h2 = nullptr;
+    REQUIRE(anvil_matmul_create(&h2, &d2) == anvil_success);
+    std::vector<float> C(size_t(M * (N + 1)), -7.0f);
+    CHECK(anvil_matmul_execute(h2, A.data(), packed.data(), C.data(), nullptr) == anvil_bad_packed_buffer);
+    CHECK(std::all_of(C.begin(), C.end(), [](float v) { return v == -7.0f; }));
+    anvil_matmul_destroy(h2);
+    anvil_matmul_destroy(h);
+
+    // K = 0: C = chain(0) = relu(0 + bias).
+    anvil_matmul_desc_t dz = f32_desc(3, 5, 0);
+    dz.lda = 1;
+    const float bz[5] = {-1, 2, -3, 4, 0.5f};
+    dz.bias = bz;
+    const anvil_post_op_t relu = eltwise(anvil_eltwise_relu);
+    dz.num_post_ops = 1;
+    dz.post_ops = &relu;
+    REQUIRE(anvil_matmul_create(&h, &dz) == anvil_success);
+    REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+    std::vector<float> pz(bytes / 4 + 1);
+    REQUIRE(anvil_matmul_pack_weights(h, nullptr, pz.data()) == anvil_success);
+    std::vector<float> Cz(15, 9.0f);
+    REQUIRE(anvil_matmul_execute(h, nullptr, pz.data(), Cz.data(), nullptr) == anvil_success);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 5; ++j) CHECK(Cz[size_t(i * 5 + j)] == std::max(0.0f, bz[j]));
+    anvil_matmul_destroy(h);
+
+    // Zero points are for int8; s32 / u8 / s8 outputs are not fp32 matmul outputs.
+    anvil_matmul_desc_t bad = f32_desc(4, 4, 4);
+    bad.a_zero_point = 1;
+    CHECK(anvil_matmul_create(&h, &bad) == anvil_invalid_argument);
+    bad = f32_desc(4, 4, 4);
+    for (anvil_data_type_t c : {anvil_dt_s32, anvil_dt_u8, anvil_dt_s8}) {
+        bad.c_dt = c;
+        CHECK(anvil_matmul_create(&h, &bad) == anvil_unsupported);
+    }
+    bad = f32_desc(4, 4, 4);
+    bad.b_dt = anvil_dt_bf16;
+    CHECK(anvil_matmul_create(&h, &bad) == anvil_unsupported);
+    bad = f32_desc(4, 4, 4);
+    bad.lda = 3;
+    CHECK(anvil_matmul_create(&h, &bad) == anvil_bad_leading_dim);
 }
 
 }  // namespace

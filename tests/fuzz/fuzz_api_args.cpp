@@ -286,7 +286,7 @@ void decode_types(fz::reader &r, bool conv, int *a, int *b, int *c) {
         {anvil_dt_u8, anvil_dt_s8, anvil_dt_s8},      {anvil_dt_s8, anvil_dt_s8, anvil_dt_f32},
         {anvil_dt_s8, anvil_dt_s8, anvil_dt_s32},     {anvil_dt_s8, anvil_dt_s8, anvil_dt_bf16},
         {anvil_dt_s8, anvil_dt_s8, anvil_dt_u8},      {anvil_dt_s8, anvil_dt_s8, anvil_dt_s8},
-        {anvil_dt_f32, anvil_dt_f32, anvil_dt_f32},  // conv only
+        {anvil_dt_f32, anvil_dt_f32, anvil_dt_f32},  // conv only (raw ints reach it for matmul)
     };
     const uint8_t k = r.u8();
     if (k < 128) {
@@ -308,7 +308,8 @@ void decode_types(fz::reader &r, bool conv, int *a, int *b, int *c) {
 
 bool matmul_types_supported(int a, int b, int c) {
     if (!dt_valid(a) || !dt_valid(b) || !dt_valid(c)) return false;
-    if (a == anvil_dt_bf16 && b == anvil_dt_bf16) return c == anvil_dt_f32 || c == anvil_dt_bf16;
+    if ((a == anvil_dt_bf16 && b == anvil_dt_bf16) || (a == anvil_dt_f32 && b == anvil_dt_f32))
+        return c == anvil_dt_f32 || c == anvil_dt_bf16;
     return (a == anvil_dt_u8 || a == anvil_dt_s8) && b == anvil_dt_s8;
 }
 bool conv_types_supported(int s, int w, int d) {
