@@ -45,8 +45,9 @@ anvil_post_op_t binary_add(DT src_dt, int64_t ld) {
     return o;
 }
 
-// ---- fp32 linear on the planned GEMM: the GEMM is fused with nothing, the
-// epilogue (bias, GELU, residual) is a plain loop (glue).
+// ---- fp32 linear on the planned GEMM (--f32-linear plan): the GEMM is
+// fused with nothing, the epilogue (bias, GELU, residual) is a plain loop
+// (glue).
 class PlanLinear final : public Linear {
 public:
     PlanLinear(const LinearSpec &s, double &setup) : s_(s) {
@@ -80,8 +81,8 @@ private:
     std::vector<float> bias_;
 };
 
-// ---- fp32 linear as a 1x1 convolution over M "pixels": the only anvil
-// handle that takes fp32 operands and fuses bias, GELU and a residual add.
+// ---- fp32 linear as a 1x1 convolution over M "pixels" (--f32-linear conv:
+// the conv handle's kernels with the epilogue fused).
 class ConvLinear final : public Linear {
 public:
     ConvLinear(const LinearSpec &s, double &setup) : s_(s), bias_(s.bias, s.bias + s.N) {
@@ -128,15 +129,17 @@ private:
     avec<uint8_t> packed_;
 };
 
-// ---- bf16 / int8 linear on the matmul handle, everything fused.
+// ---- fp32 / bf16 / int8 linear on the matmul handle, everything fused.
 class MatmulLinear final : public Linear {
 public:
     MatmulLinear(const LinearSpec &s, double &setup) : s_(s), bias_(s.bias, s.bias + s.N) {
-        const bool int8 = s.in == DT::u8;
+        const bool int8 = s.in == DT::u8, f32 = s.in == DT::f32;
         std::vector<bf16_t> wb;
         QuantW wq;
         const void *W = nullptr;
-        if (int8) {
+        if (f32) {
+            W = s.W;
+        } else if (int8) {
             wq = quantize_per_col(s.W, s.K, s.N);
             for (auto &v : wq.scales) scales_.push_back(v * s.a_scale);
             W = wq.q.data();
@@ -148,7 +151,7 @@ public:
         if (s.residual) ops_.push_back(binary_add(DT::f32, s.N));
         anvil_matmul_desc_t d{};
         d.a_dt = adt(s.in);
-        d.b_dt = int8 ? anvil_dt_s8 : anvil_dt_bf16;
+        d.b_dt = f32 ? anvil_dt_f32 : int8 ? anvil_dt_s8 : anvil_dt_bf16;
         d.c_dt = adt(s.out);
         d.transa = d.transb = 'N';
         d.M = s.M;
@@ -328,7 +331,7 @@ public:
     std::unique_ptr<Linear> linear(const LinearSpec &s) override {
         if (s.in == DT::f32) {
             if (f32_linear_ == "conv") return std::make_unique<ConvLinear>(s, setup_seconds);
-            return std::make_unique<PlanLinear>(s, setup_seconds);
+            if (f32_linear_ == "plan") return std::make_unique<PlanLinear>(s, setup_seconds);
         }
         return std::make_unique<MatmulLinear>(s, setup_seconds);
     }

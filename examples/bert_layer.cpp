@@ -12,10 +12,11 @@
 //   o   = h1 + f W2 + b2                    (bias + residual fused)
 //   y   = LayerNorm(o)
 //
-// --dt f32:  everything fp32.  anvil has no fp32 matmul handle, so the four
-//            linear layers run on the planned GEMM (anvil_gemm_plan_*, B
-//            packed once) with a plain epilogue, or with --f32-linear conv on
-//            a 1x1 anvil_conv2d that fuses the epilogue.
+// --dt f32:  everything fp32.  The four linear layers run on the fp32
+//            matmul handle (anvil_matmul f32 x f32, B packed once, bias /
+//            GELU / residual in its chain); --f32-linear plan runs them on
+//            the planned GEMM (anvil_gemm_plan_*) with a plain epilogue,
+//            --f32-linear conv on a 1x1 anvil_conv2d that fuses it.
 // --dt bf16: bf16 weights and activations into every GEMM, fp32 accumulation
 //            (anvil_matmul bf16 x bf16; attention with
 //            anvil_gemm_bf16bf16f32_batch_strided, one batch over the heads);
@@ -250,7 +251,7 @@ private:
 
 const char *kUsage =
     "anvil_example_bert [--dt f32|bf16|int8] [--seq 128|384|N] [--batch 1|8|N]\n"
-    "                   [--iters N] [--warmup N] [--threads N] [--f32-linear plan|conv]\n"
+    "                   [--iters N] [--warmup N] [--threads N] [--f32-linear matmul|plan|conv]\n"
     "                   [--check] [--json FILE] [--per-op]\n"
     "One BERT-base encoder layer on anvil and on oneDNN: median latency, time\n"
     "breakdown and the difference of the two outputs (--check: exit 1 when it\n"
@@ -264,9 +265,9 @@ int main(int argc, char **argv) try {
     const std::string dts = args.str("dt", "f32");
     const int64_t S = args.num("seq", 128), B = args.num("batch", 1);
     const int iters = int(args.num("iters", 10)), warmup = int(args.num("warmup", 2));
-    const std::string f32_linear = args.str("f32-linear", "plan");
+    const std::string f32_linear = args.str("f32-linear", "matmul");
     if ((dts != "f32" && dts != "bf16" && dts != "int8") || S < 1 || B < 1 || iters < 1 ||
-        (f32_linear != "plan" && f32_linear != "conv")) {
+        (f32_linear != "matmul" && f32_linear != "plan" && f32_linear != "conv")) {
         std::fprintf(stderr, "bad arguments\n%s", kUsage);
         return 2;
     }

@@ -294,11 +294,12 @@ ANVIL_API anvil_status_t anvil_gemm_s8s8s32(char transa, char transb,
  * binary operands.
  *
  * Supported types (a_dt, b_dt -> c_dt):
+ *   f32, f32 -> f32 | bf16               (the fp32 GEMM's kernels)
  *   bf16, bf16 -> f32 | bf16             (fp32 accumulation)
  *   u8 | s8, s8 -> f32 | s32 | bf16 | u8 | s8   (exact int32 accumulation)
  * Per element, in this order:
  *   acc = sum_k (A(i,k) - a_zero_point) * (B(k,j) - b_zero_point)   (int8)
- *       | sum_k A(i,k) * B(k,j)                                     (bf16)
+ *       | sum_k A(i,k) * B(k,j)                              (bf16, f32)
  *   x = float(acc) * scale (scales[0], or scales[j] with scales_per_n)
  *   x = x + bias[j]
  *   x = post_op(x) for each post-op in order (eltwise, or binary add/mul
@@ -308,7 +309,9 @@ ANVIL_API anvil_status_t anvil_gemm_s8s8s32(char transa, char transb,
  *       integers saturate, NaN -> 0.
  * An int8 matmul with s32 output and no scales, bias or post-ops stores
  * acc + c_zero_point exactly (saturated), without passing through fp32. 
- * Zero points are for int8 types only. */
+ * Zero points are for int8 types only.  For f32 the product is
+ * anvil_sgemm's (same kernels and summation order as the planned GEMM of
+ * the same shape), then the chain above. */
 typedef enum anvil_data_type {
     anvil_dt_f32 = 0,
     anvil_dt_bf16 = 1,
@@ -375,9 +378,12 @@ ANVIL_API anvil_status_t anvil_matmul_create(anvil_matmul_t *matmul,
 ANVIL_API anvil_status_t anvil_matmul_packed_weights_size(anvil_matmul_t matmul,
                                                           size_t *bytes);
 /* Packs B (b_dt, K x N as transb/ldb say) into `packed` (packed_weights_size
- * bytes, 4-byte aligned; 64 is best).  The bytes do not depend on the CPU or
- * the ISA cap: they may be stored, memory-mapped, shared between threads
- * and used by any matmul with the same b_dt, K, N. */
+ * bytes, 4-byte aligned; 64 is best).  For bf16 and int8 weights the bytes
+ * do not depend on the CPU or the ISA cap: they may be stored,
+ * memory-mapped, shared between threads and used by any matmul with the
+ * same b_dt, K, N.  f32 weights are in the fp32 GEMM's panels, whose width
+ * depends on the kernel tier chosen at create: they serve matmuls with the
+ * same K, N and tier (another tier's buffer gives anvil_bad_packed_buffer). */
 ANVIL_API anvil_status_t anvil_matmul_pack_weights(anvil_matmul_t matmul,
                                                    const void *B, void *packed);
 /* C = chain(A x packed B).  binary_srcs[t] is the operand of the t-th binary
@@ -418,7 +424,9 @@ ANVIL_API anvil_status_t anvil_matmul_destroy(anvil_matmul_t matmul);
  *       per-OC vector with per_n = 1)
  *   x = x + dst_zero_point
  *   dst = convert(x) (rounding and saturation as the matmul).
- * Zero points are for int8 types only. */
+ * Zero points are for int8 types only.  For f32 the product is
+ * anvil_sgemm's (same kernels and summation order as the planned GEMM of
+ * the same shape), then the chain above. */
 typedef enum anvil_conv_weights_layout {
     anvil_conv_weights_oihw = 0,
     anvil_conv_weights_hwio = 1
