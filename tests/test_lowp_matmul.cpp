@@ -583,18 +583,20 @@ TEST_CASE("lowp matmul: random configurations match the reference and oneDNN") {
 
 namespace {
 
-// The fp32 matmul (B in the fp32 GEMM's panels, the chain on row panels of
-// C): random configurations, including M and N large enough for several
-// row panels (about 2^17 floats each, at least 48 rows).
+// The fp32 matmul (B in the fp32 GEMM's panels, the chain on each block of
+// C the driver finishes): random configurations, including wide ones with
+// many blocks and, for bf16 output, several scratch panels (2^20 floats,
+// at least 256 rows).
 TEST_CASE("fp32 matmul: random configurations and several row panels match the reference and oneDNN") {
     tu::rng r(77);
+    int multi_panel = 0;  // bf16 cases with more than one scratch panel
     for (int c = 0; c < 40; ++c) {
         mm_case q;
         q.a = anvil_dt_f32;
         q.b = anvil_dt_f32;
-        q.c = r.ival(0, 2) ? anvil_dt_f32 : anvil_dt_bf16;
         const bool panels = c % 8 == 0;
-        q.s.M = panels ? r.ival(49, 160) : r.ival(0, 3) == 0 ? r.ival(1, 4) : r.ival(1, 70);
+        q.c = (panels && c % 16 == 0) || !r.ival(0, 2) ? anvil_dt_bf16 : anvil_dt_f32;
+        q.s.M = panels ? r.ival(300, 420) : r.ival(0, 3) == 0 ? r.ival(1, 4) : r.ival(1, 70);
         q.s.N = panels ? r.ival(2731, 3100) : r.ival(1, 80);
         q.s.K = panels ? r.ival(1, 40) : r.ival(0, 4) == 0 ? r.ival(1, 9) : r.ival(1, 300);
         q.s.ta = r.ival(0, 1) ? 'T' : 'N';
@@ -615,8 +617,10 @@ TEST_CASE("fp32 matmul: random configurations and several row panels match the r
                 default: q.ops.push_back(binary(anvil_binary_mul, r.ival(0, 1) != 0)); break;
             }
         }
+        multi_panel += q.c == anvil_dt_bf16 && q.s.M * q.s.N > (int64_t(1) << 20);
         run_case(q, 9000 + uint64_t(c));
     }
+    CHECK(multi_panel >= 1);
 }
 
 anvil_matmul_desc_t f32_desc(int64_t M, int64_t N, int64_t K) {

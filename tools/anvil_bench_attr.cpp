@@ -176,7 +176,7 @@ bool parse_dst(const std::string &s, anvil_data_type_t *t) {
 }
 
 anvil_data_type_t default_dst(lowp_dt dt) {
-    return dt == lowp_dt::bf16 ? anvil_dt_f32 : anvil_dt_s32;
+    return is_float(dt) ? anvil_dt_f32 : anvil_dt_s32;
 }
 
 int64_t dt_bytes(anvil_data_type_t t) {
@@ -297,9 +297,10 @@ bool parse_zero_points(const std::string &s, int32_t *src, int32_t *wei, int32_t
 }
 
 std::string validate_attr(lowp_dt dt, const attr_spec &a) {
-    if (dt == lowp_dt::bf16) {
+    if (is_float(dt)) {
         if (a.dst != anvil_dt_f32 && a.dst != anvil_dt_bf16)
-            return std::string("--dst ") + dt_name(a.dst) + ": bf16 inputs give f32 or bf16";
+            return std::string("--dst ") + dt_name(a.dst) + ": " + lowp_name(dt) +
+                   " inputs give f32 or bf16";
         if (a.zp_src || a.zp_wei || a.zp_dst) return "--attr-zero-points: int8 types only";
     }
     if (a.zp_src && dt == lowp_dt::u8s8s32 && (a.zp_src < 0 || a.zp_src > 255))

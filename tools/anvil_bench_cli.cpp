@@ -391,12 +391,10 @@ bool parse_cli(int argc, char **argv, options *o, std::string *err) {
         }
         return true;
     }
-    if (!o->attr_flags.empty() && (o->dt == "f32" || !o->planned)) {
+    if (!o->attr_flags.empty() && !o->planned) {
         *err = o->attr_flags[0] +
-               (o->dt == "f32" ? " is for the low-precision matmul handle; the f32 planned handle "
-                                 "has no attributes (use --dt bf16|u8s8s32|s8s8s32 --planned)"
-                               : " needs --planned (attributes belong to anvil's low-precision "
-                                 "matmul handle, not to the BLAS-style anvil_gemm_* calls)");
+               " needs --planned (attributes belong to anvil's matmul handle, not to the "
+               "BLAS-style anvil_sgemm / anvil_gemm_* calls)";
         return false;
     }
     if (o->chain_cost && o->mode != bench_mode::perf) {

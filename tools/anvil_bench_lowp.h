@@ -36,7 +36,9 @@
 
 namespace anvil_bench {
 
-enum class lowp_dt { bf16, u8s8s32, s8s8s32 };
+// f32: only the matmul handle with attributes (--dt f32 --planned with
+// --attr-*/--bias/--dst); plain f32 runs the fp32 GEMM paths.
+enum class lowp_dt { bf16, u8s8s32, s8s8s32, f32 };
 
 bool parse_lowp_dt(const std::string &s, lowp_dt *dt);
 
@@ -47,8 +49,12 @@ bool parse_lowp_dt(const std::string &s, lowp_dt *dt);
 bool fill_int8_operands(uint8_t *a, int64_t na, bool a_signed, uint8_t *b, int64_t nb,
                         uint64_t seed);
 const char *lowp_name(lowp_dt dt);
-inline bool is_int8(lowp_dt dt) { return dt != lowp_dt::bf16; }
-inline int64_t elem_bytes(lowp_dt dt) { return dt == lowp_dt::bf16 ? 2 : 1; }
+inline bool is_int8(lowp_dt dt) { return dt == lowp_dt::u8s8s32 || dt == lowp_dt::s8s8s32; }
+// f32 or bf16 operands: the values are also kept as floats (Af, Bf).
+inline bool is_float(lowp_dt dt) { return !is_int8(dt); }
+inline int64_t elem_bytes(lowp_dt dt) {
+    return dt == lowp_dt::f32 ? 4 : dt == lowp_dt::bf16 ? 2 : 1;
+}
 // Peak probe kind for measure_lowp_peak ("bf16" / "int8"), "" for f32.
 std::string peak_kind(const std::string &dt);
 

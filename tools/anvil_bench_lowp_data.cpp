@@ -72,12 +72,15 @@ bool parse_lowp_dt(const std::string &s, lowp_dt *dt) {
     if (s == "bf16") *dt = lowp_dt::bf16;
     else if (s == "u8s8s32") *dt = lowp_dt::u8s8s32;
     else if (s == "s8s8s32") *dt = lowp_dt::s8s8s32;
+    else if (s == "f32") *dt = lowp_dt::f32;
     else return false;
     return true;
 }
 
 const char *lowp_name(lowp_dt dt) {
-    return dt == lowp_dt::bf16 ? "bf16" : dt == lowp_dt::u8s8s32 ? "u8s8s32" : "s8s8s32";
+    return dt == lowp_dt::f32    ? "f32"
+           : dt == lowp_dt::bf16 ? "bf16"
+           : dt == lowp_dt::u8s8s32 ? "u8s8s32" : "s8s8s32";
 }
 
 std::string peak_kind(const std::string &dt) {
@@ -119,6 +122,15 @@ bool lowp_data::init(lowp_dt t, const gemm_problem &prob, data_kind k, uint64_t 
         for (int64_t i = 0; i < nB; ++i) Bf[size_t(i)] = bf16_to_f32(b16[i] = f32_to_bf16_rne(Bf[size_t(i)]));
         return true;
     }
+    if (dt == lowp_dt::f32) {
+        Af.resize(size_t(nA));
+        Bf.resize(size_t(nB));
+        fill(Af.data(), nA, kind, seed * 3 + 1);
+        fill(Bf.data(), nB, kind, seed * 3 + 2);
+        std::memcpy(A.data(), Af.data(), size_t(nA) * 4);
+        std::memcpy(B.data(), Bf.data(), size_t(nB) * 4);
+        return true;
+    }
     full_range = fill_int8_operands(static_cast<uint8_t *>(A.data()), nA,
                                     dt == lowp_dt::s8s8s32, static_cast<uint8_t *>(B.data()), nB,
                                     seed);
@@ -149,12 +161,12 @@ int64_t lowp_data::dot(int64_t i, int64_t j) const {
 }
 
 bool lowp_data::exact(float alpha, float beta) const {
-    return dt == lowp_dt::bf16 && kind == data_kind::ints && ints_exact(p.K) && alpha == 1.0f &&
+    return is_float(dt) && kind == data_kind::ints && ints_exact(p.K) && alpha == 1.0f &&
            (beta == 0.0f || beta == 1.0f);
 }
 
 void fill_c(lowp_dt dt, void *C, int64_t n, float beta, data_kind kind, uint64_t seed) {
-    if (dt == lowp_dt::bf16) {
+    if (is_float(dt)) {
         float *c = static_cast<float *>(C);
         if (beta != 0.0f)
             fill(c, n, kind, seed);
@@ -172,6 +184,8 @@ anvil_status_t run_anvil_lowp(const lowp_data &d, float alpha, float beta, void 
     const gemm_problem &p = d.p;
     static const int32_t co = 0;
     switch (d.dt) {
+        case lowp_dt::f32:  // the f32 BLAS call is run_perf / run_check's
+            break;
         case lowp_dt::bf16:
             return anvil_gemm_bf16bf16f32(p.ta, p.tb, p.M, p.N, p.K, alpha,
                                           static_cast<const anvil_bf16_t *>(d.A.data()), p.lda(),

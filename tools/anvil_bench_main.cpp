@@ -107,7 +107,10 @@ int main(int argc, char **argv) {
         print_usage(stdout);
         return 0;
     }
-    if (o.dt != "f32" && o.planned) {
+    // The matmul handle: --planned with a low-precision type, or f32 with
+    // attributes (plain f32 --planned is the gemm plan).
+    const bool matmul = o.planned && (o.dt != "f32" || !o.attr_flags.empty());
+    if (matmul) {
         lowp_dt dt = lowp_dt::bf16;
         parse_lowp_dt(o.dt, &dt);
         attr_spec a;
@@ -238,7 +241,6 @@ int main(int argc, char **argv) {
                      problems.size() + batched.size());
 
     const bool lowp = o.dt != "f32";
-    const bool matmul = lowp && o.planned;  // the low-precision matmul handle
     int failures =
         o.mode == bench_mode::perf
             ? (matmul ? run_perf_matmul(o, ctx, problems, rep)

@@ -21,7 +21,9 @@ namespace anvil_bench {
 namespace {
 
 anvil_data_type_t a_type(lowp_dt dt) {
-    return dt == lowp_dt::bf16 ? anvil_dt_bf16 : dt == lowp_dt::u8s8s32 ? anvil_dt_u8 : anvil_dt_s8;
+    return dt == lowp_dt::f32    ? anvil_dt_f32
+           : dt == lowp_dt::bf16 ? anvil_dt_bf16
+           : dt == lowp_dt::u8s8s32 ? anvil_dt_u8 : anvil_dt_s8;
 }
 
 // anvil's handle with one packed copy of the weights.
@@ -40,7 +42,7 @@ struct anvil_mm {
         ad = &data;
         anvil_matmul_desc_t d{};
         d.a_dt = a_type(dt);
-        d.b_dt = dt == lowp_dt::bf16 ? anvil_dt_bf16 : anvil_dt_s8;
+        d.b_dt = is_int8(dt) ? anvil_dt_s8 : a_type(dt);
         d.c_dt = a.dst;
         d.transa = p.ta;
         d.transb = p.tb;
@@ -249,8 +251,8 @@ int run_check_matmul(const options &o, const gemm_context &ctx,
         row r = base_row(o, ctx, p, a);
         std::string detail;
         bool ok = check_pass(o, dt, a, p, o.data, seed++, &detail);
-        // bf16: the default real-data pass is followed by an exact integer pass.
-        if (dt == lowp_dt::bf16 && !o.data_set && o.data == data_kind::real && ints_exact(p.K))
+        // f32 / bf16: the default real-data pass is followed by an exact integer pass.
+        if (is_float(dt) && !o.data_set && o.data == data_kind::real && ints_exact(p.K))
             ok = check_pass(o, dt, a, p, data_kind::ints, seed++, &detail) && ok;
         r.status = ok ? "PASS" : "FAIL";
         r.detail = detail.empty() ? detail : detail.substr(1);

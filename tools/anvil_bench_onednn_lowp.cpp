@@ -163,8 +163,10 @@ bool onednn_attr_matmul::init(lowp_dt dt, const gemm_problem &p, const void *A, 
     using mdt = memory::data_type;
     try {
         auto s = std::make_unique<state>();
-        const mdt a_t = dt == lowp_dt::bf16 ? mdt::bf16 : dt == lowp_dt::u8s8s32 ? mdt::u8 : mdt::s8;
-        const mdt b_t = dt == lowp_dt::bf16 ? mdt::bf16 : mdt::s8;
+        const mdt a_t = dt == lowp_dt::f32    ? mdt::f32
+                        : dt == lowp_dt::bf16 ? mdt::bf16
+                        : dt == lowp_dt::u8s8s32 ? mdt::u8 : mdt::s8;
+        const mdt b_t = dt == lowp_dt::f32 ? mdt::f32 : dt == lowp_dt::bf16 ? mdt::bf16 : mdt::s8;
         const memory::desc src_md({p.M, p.K}, a_t, p.ta == 'N' ? dims{p.lda(), 1} : dims{1, p.lda()});
         const memory::desc user_wei_md({p.K, p.N}, b_t,
                                        p.tb == 'N' ? dims{p.ldb(), 1} : dims{1, p.ldb()});

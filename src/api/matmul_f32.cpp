@@ -15,16 +15,38 @@ namespace anvil::api {
 
 namespace {
 
-// Rows of C per panel: the GEMM writes a panel, then the chain reads and
-// rewrites it.  About 512 KiB of fp32 (an L2 on Zen 1; half of one on
-// Zen 5) keeps the second pass in cache; at least 48 rows (a multiple of
-// the 6- and 12-row micro-tiles) so that a wide N does not cut the GEMM
-// into slivers that re-read B for a few rows each.
+// bf16 output: the fp32 product of a panel of rows goes through a scratch
+// buffer of at most 2^20 floats (4 MiB), at least 256 rows (so that few
+// panels re-read B).
 int64_t panel_rows(int64_t M, int64_t N) {
-    const int64_t by_cache = (int64_t(1) << 17) / std::max<int64_t>(1, N);
-    const int64_t rows = std::max<int64_t>(48, by_cache / 48 * 48);
-    return std::min(M, rows);
+    const int64_t by_size = (int64_t(1) << 20) / std::max<int64_t>(1, N);
+    return std::min(M, std::max<int64_t>(256, by_size));
 }
+
+// The chain on each block of C the fp32 driver finishes, on the thread
+// that computed it, while the block is in cache.  acc: the GEMM's C (the
+// caller's C itself for f32 output, each element read before it is
+// written; a scratch panel for bf16); row0: the panel's first row in C.
+class chain_on_blocks final : public gemm::c_block_done {
+public:
+    chain_on_blocks(const lowp::chain_epilogue &epi, const float *acc, int64_t acc_ld, int64_t row0)
+        : epi_(epi), acc_(acc), acc_ld_(acc_ld), row0_(row0) {}
+    void operator()(int64_t i0, int64_t m, int64_t j0, int64_t n) const override {
+        lowp::lp_block b{};
+        b.acc = acc_ + i0 * acc_ld_ + j0;
+        b.acc_ld = acc_ld_;
+        b.i0 = row0_ + i0;
+        b.j0 = j0;
+        b.m = m;
+        b.n = n;
+        epi_.apply(b);
+    }
+
+private:
+    const lowp::chain_epilogue &epi_;
+    const float *acc_;
+    int64_t acc_ld_, row0_;
+};
 
 // The chain has nothing to do: f32 output of the bare product.
 bool bare_product(const lowp::chain_spec &c) {
@@ -74,54 +96,31 @@ anvil_status_t f32_matmul_run(const gemm::backend **be, const lowp::chain_spec &
     p.beta = 0.0f;
     p.lda = call.lda;
     p.packed_b = call.panels;
-    const bool f32_out = chain.out == lowp::out_type::f32;
-    if (bare_product(chain)) {
+    lowp::chain_epilogue epi(chain, call.C, call.ldc, call.srcs);
+    if (chain.out == lowp::out_type::f32) {
         p.M = call.M;
         p.A = call.A;
         p.C = static_cast<float *>(call.C);
         p.ldc = call.ldc;
+        const chain_on_blocks hook(epi, p.C, p.ldc, 0);
+        if (!bare_product(chain)) p.on_done = &hook;
         return run_gemm(be, p);
     }
-    // f32 output: the chain runs in place on C (each element is read
-    // before it is written, segment by segment).  bf16 output: the panel's
-    // fp32 product goes through a scratch buffer first.
     const int64_t rows = panel_rows(call.M, call.N);
-    std::vector<float> scratch;
-    if (!f32_out) scratch.resize(size_t(rows * call.N));
-    lowp::chain_epilogue epi(chain, call.C, call.ldc, call.srcs);
-    const int64_t elem = f32_out ? 4 : 2;
+    std::vector<float> scratch(size_t(rows * call.N));
     for (int64_t i0 = 0; i0 < call.M; i0 += rows) {
-        const int64_t m = std::min(rows, call.M - i0);
-        p.M = m;
+        p.M = std::min(rows, call.M - i0);
         p.A = call.transa ? call.A + i0 : call.A + i0 * call.lda;
-        p.C = f32_out ? reinterpret_cast<float *>(static_cast<char *>(call.C) +
-                                                  i0 * call.ldc * elem)
-                      : scratch.data();
-        p.ldc = f32_out ? call.ldc : call.N;
+        p.C = scratch.data();
+        p.ldc = call.N;
+        const chain_on_blocks hook(epi, p.C, p.ldc, i0);
+        p.on_done = &hook;
         // A failure in the first panel leaves C untouched.  A JIT failure
-        // in a later one (the last panel's row tiles may need new
-        // kernels) is retried without the JIT where the failure policy
-        // allows; otherwise the error returns with the earlier panels of C
-        // written.
+        // in a later one (the last panel's row tiles may need new kernels)
+        // is retried without the JIT where the failure policy allows;
+        // otherwise the error returns with the earlier panels written.
         const anvil_status_t st = run_gemm(be, p);
         if (st != anvil_success) return st;
-        const float *acc = p.C;
-        const int64_t acc_ld = p.ldc;
-        // Threads take row ranges of the panel (whole rows: the chain's
-        // result per element does not depend on the split).
-        const int64_t tasks = std::min<int64_t>(threading::num_threads(), m);
-        threading::parallel_for(tasks, [&](int64_t t) {
-            const int64_t r0 = m * t / tasks, r1 = m * (t + 1) / tasks;
-            if (r1 <= r0) return;
-            lowp::lp_block b{};
-            b.acc = acc + r0 * acc_ld;
-            b.acc_ld = acc_ld;
-            b.i0 = i0 + r0;
-            b.j0 = 0;
-            b.m = r1 - r0;
-            b.n = call.N;
-            epi.apply(b);
-        });
     }
     return anvil_success;
 }

@@ -1,9 +1,9 @@
 // The fp32 form of the matmul handle (a_dt = b_dt = f32): B packed once in
 // the fp32 GEMM's panels (the gemm plan's layout, which depends on the
-// backend's panel width), the product computed by the fp32 GEMM driver in
-// row panels, and the matmul's post-op chain (lowp::chain_epilogue, the one
-// the bf16 matmul runs on its fp32 accumulators) applied to each panel
-// while it is still in cache.
+// backend's panel width), the product computed by the fp32 GEMM driver,
+// and the matmul's post-op chain (lowp::chain_epilogue, the one the bf16
+// matmul runs on its fp32 accumulators) applied to each block of C as the
+// driver finishes it (gemm::c_block_done), while the block is in cache.
 #pragma once
 #include <cstdint>
 

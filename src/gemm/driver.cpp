@@ -307,7 +307,12 @@ bool run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
         args.ldc = p.ldc;
         args.alpha = p.alpha;
         args.b_ld = nr;
-        for (int64_t q = panels * g / groups; q < panels * (g + 1) / groups; ++q) {
+        // on_done takes runs of panels at least kDoneCols wide: a call per
+        // panel would hand the chain row segments of nr columns.
+        constexpr int64_t kDoneCols = 256;
+        const int64_t q_end = panels * (g + 1) / groups;
+        int64_t done_from = panels * g / groups * nr;
+        for (int64_t q = panels * g / groups; q < q_end; ++q) {
             const int64_t j0 = q * nr;
             args.n = std::min<int64_t>(nr, p.N - j0);
             const float *panel = p.packed_b + q * p.K * nr;
@@ -331,6 +336,11 @@ bool run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
                     args.m = h;
                     kernels.find(args.m, args.n, bk)(&args);
                 }
+            }
+            const int64_t j1 = j0 + args.n;
+            if (p.on_done && (j1 - done_from >= kDoneCols || q + 1 == q_end)) {
+                (*p.on_done)(0, p.M, done_from, j1 - done_from);
+                done_from = j1;
             }
         }
     });
@@ -412,6 +422,9 @@ void run_block(const sgemm_problem &p, const call_setup &setup, const block_rang
                         kernels.find(args.m, args.n, bk)(&args);
                     }
                 }
+                // After the last K block this mc x nc block of C is final
+                // (and in cache).
+                if (p.on_done && pc + kcur >= p.K) (*p.on_done)(i0, mcur, jc, ncur);
             }
         }
     }
@@ -433,6 +446,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     if (p.M == 0 || p.N == 0) return anvil_success;
     if (p.K == 0 || p.alpha == 0.0f) {
         scale_c(p);
+        if (p.on_done) (*p.on_done)(0, p.M, 0, p.N);
         return anvil_success;
     }
     if (dot_path_applies(p, be.tier()))
@@ -463,6 +477,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
         args.beta = p.beta;
         args.b_next = nullptr;
         setup->whole.fn(&args);
+        if (p.on_done) (*p.on_done)(0, p.M, 0, p.N);
         return anvil_success;
     }
     const blocking &blk = setup->blk;

@@ -11,6 +11,17 @@ namespace anvil::gemm {
 // One validated problem, row-major (see anvil.h).  packed_b, when set, holds
 // B as full-depth panels of be.nr() columns: panel p at packed_b + p*K*nr,
 // B(k, p*nr + j) at panel[k*nr + j] (see pack_b_panels with k0 = 0, kc = K).
+// Called once for each block of C the driver has finished (every K block
+// added; rows [i0, i0 + m), columns [j0, j0 + n) of the call's C), on the
+// thread that computed it, while the block is still in cache: the fp32
+// matmul's post-op chain runs here.  Blocks never overlap and together
+// cover C once.
+class c_block_done {
+public:
+    virtual ~c_block_done() = default;
+    virtual void operator()(int64_t i0, int64_t m, int64_t j0, int64_t n) const = 0;
+};
+
 struct sgemm_problem {
     bool transa = false, transb = false;
     int64_t M = 0, N = 0, K = 0;
@@ -22,6 +33,7 @@ struct sgemm_problem {
     const float *packed_b = nullptr;
     float *C = nullptr;
     int64_t ldc = 0;
+    const c_block_done *on_done = nullptr;  // prepacked B only (the blocked paths)
 };
 
 // The problem of one BLAS-style call (row-major, anvil_sgemm's arguments
