@@ -37,8 +37,10 @@ bool split_types(const std::string &s, std::vector<std::string> *out) {
     return true;
 }
 
-// anvil-bench's --dt for a low-precision call recorded as A and B types.
+// anvil-bench's --dt for a matmul recorded as A and B types (f32 with
+// --dst given runs the fp32 matmul handle).
 std::string lowp_dt(const std::string &a, const std::string &b) {
+    if (a == "f32" && b == "f32") return "f32";
     if (a == "bf16" && b == "bf16") return "bf16";
     if (a == "u8" && b == "s8") return "u8s8s32";
     if (a == "s8" && b == "s8") return "s8s8s32";

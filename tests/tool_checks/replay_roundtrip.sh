@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ctest tools_replay_roundtrip: ANVIL_VERBOSE=2 exec lines replayed by
 # `anvil-bench replay` run the same calls.  A mix of anvil-bench check runs
-# (f32 BLAS and planned, bf16, strided batches, int8 BLAS, the int8 matmul handle with a full
-# chain, convolutions with attributes) is logged; the log is replayed in
+# (f32 BLAS and planned, bf16, strided batches, int8 BLAS, the int8 and f32 matmul handles
+# with full chains, convolutions with attributes) is logged; the log is replayed in
 # check mode (which must pass), logged again, and every exec line of the
 # first log must reappear in the second, field for field but the timing.
 #   replay_roundtrip.sh ANVIL_BENCH
@@ -21,6 +21,8 @@ run gemm --dt s8s8s32 --mode check --shape 3x65x64 --trans NT
 run gemm --dt u8s8s32 --mode check --planned --dst u8 --attr-scales=per_oc:0.01 \
   --attr-zero-points=src:3,wei:2,dst:5 --bias --attr-post-ops=leaky_relu:0.25+add:bf16:per_oc+clip:-3:100 \
   --shape 9x48x40
+run gemm --dt f32 --mode check --planned --dst bf16 --attr-scales=common:0.5 --bias \
+  --attr-post-ops=gelu_erf+add:f32 --shape 11x37x23 --trans TN
 run conv --dt u8s8u8 --mode check --bias --attr-scales=per_oc:0.0625 --attr-zero-points=src:3,dst:5 \
   --attr-post-ops=relu 'mb2ic16ih9iw7oc24oh5ow4kh3kw3sh2sw2ph1pw1'
 run conv --dt f32 --mode check 'g16mb1ic16ih8oc16oh8kh3ph1'
@@ -29,7 +31,7 @@ run conv --dt f32 --mode check 'g16mb1ic16ih8oc16oh8kh3ph1'
 signatures() { grep -o 'anvil_verbose,exec,.*' "$1" | sed -E 's/,time_us=[0-9.e+-]+//' | sort -u; }
 signatures "$work/original.log" >"$work/original.sig"
 n=$(wc -l <"$work/original.sig")
-if [[ $n -lt 9 ]]; then
+if [[ $n -lt 10 ]]; then
   echo "replay_roundtrip: only $n distinct exec lines were logged:"; cat "$work/original.log"; exit 1
 fi
 rc=0
