@@ -76,8 +76,13 @@ bool stream_path_applies(const sgemm_problem &p, anvil_isa_t tier) {
 }
 
 void run_stream_gemm(const sgemm_problem &p, stream_fn fn) {
+    // A task per 2 MFLOP, or per 256 KiB of B streamed (M <= 2 is
+    // bandwidth-bound: at 2 threads 1x100x4096 NN ran at 0.67x dnnl_sgemm
+    // on one thread, Zen 1).
     const double flops = 2.0 * double(p.M) * double(p.N) * double(p.K);
-    const int64_t by_work = std::max<int64_t>(1, int64_t(flops / 2e6));
+    const double b_bytes = 4.0 * double(p.N) * double(p.K);
+    const int64_t by_work =
+        std::max<int64_t>(1, int64_t(std::max(flops / 2e6, b_bytes / double(1 << 18))));
     const bool transposed = transposed_small_n(p);
     const int64_t cols = transposed ? p.M : p.N;
     // Column ranges in whole 64-byte lines, so threads never share one.
