@@ -1,6 +1,6 @@
 // A fixed mix of calls through the public API -- fp32 GEMM (direct and
-// planned), bf16 and int8 BLAS-style GEMM, an int8 matmul with a post-op
-// chain, and fp32 / u8 convolutions (one depthwise) -- on small
+// planned), bf16 and int8 BLAS-style GEMM, int8 and fp32 matmuls with a
+// post-op chain, and fp32 / u8 convolutions (one depthwise) -- on small
 // integer-valued data, so every path computes the same exact results.
 // Used where a test needs "run everything once and compare": the memory
 // cap and JIT-failure suites.
@@ -163,6 +163,45 @@ inline std::vector<op_result> run_op_mix() {
         d.post_ops = ops;
         std::vector<uint8_t> C(size_t(M * N), 7);
         op_result o{"matmul u8s8u8 17x35x64 relu+add"};
+        o.initial = C;
+        anvil_matmul_t mm = nullptr;
+        o.status = anvil_matmul_create(&mm, &d);
+        size_t bytes = 0;
+        if (o.status == anvil_success) o.status = anvil_matmul_packed_weights_size(mm, &bytes);
+        std::vector<uint8_t> packed(bytes + 64);
+        void *pk = packed.data() + (64 - reinterpret_cast<uintptr_t>(packed.data()) % 64) % 64;
+        if (o.status == anvil_success) o.status = anvil_matmul_pack_weights(mm, B.data(), pk);
+        const void *bin[1] = {resid.data()};
+        if (o.status == anvil_success) o.status = anvil_matmul_execute(mm, A.data(), pk, C.data(), bin);
+        anvil_matmul_destroy(mm);
+        o.out = C;
+        r.push_back(o);
+    }
+    // fp32 matmuls: bias, relu, residual add; f32 output (the chain in place
+    // on C) and bf16 output (through a scratch panel).
+    for (const anvil_data_type_t c_dt : {anvil_dt_f32, anvil_dt_bf16}) {
+        const int64_t M = 29, N = 70, K = 45;
+        const auto A = small_floats(size_t(M * K), 17), B = small_floats(size_t(K * N), 18);
+        const auto bias = small_floats(size_t(N), 19), resid = small_floats(size_t(M * N), 20);
+        anvil_post_op_t ops[2] = {};
+        ops[0].kind = anvil_post_op_eltwise;
+        ops[0].alg = anvil_eltwise_relu;
+        ops[1].kind = anvil_post_op_binary;
+        ops[1].alg = anvil_binary_add;
+        ops[1].src_dt = anvil_dt_f32;
+        ops[1].ld = N;
+        anvil_matmul_desc_t d{};
+        d.a_dt = d.b_dt = anvil_dt_f32;
+        d.c_dt = c_dt;
+        d.transa = 'N';
+        d.transb = 'T';
+        d.M = M, d.N = N, d.K = K, d.lda = K, d.ldb = K, d.ldc = N;
+        d.bias = bias.data();
+        d.num_post_ops = 2;
+        d.post_ops = ops;
+        const size_t ec = c_dt == anvil_dt_f32 ? 4 : 2;
+        std::vector<uint8_t> C(size_t(M * N) * ec, 7);
+        op_result o{c_dt == anvil_dt_f32 ? "matmul f32 29x70x45 relu+add" : "matmul f32->bf16 29x70x45 relu+add"};
         o.initial = C;
         anvil_matmul_t mm = nullptr;
         o.status = anvil_matmul_create(&mm, &d);

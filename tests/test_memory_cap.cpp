@@ -98,8 +98,9 @@ TEST_CASE("memory cap: over the cap every call fails with out_of_memory, writes 
         CHECK(got[i].status == anvil_out_of_memory);
         CHECK_MESSAGE(got[i].out == got[i].initial, "a refused call wrote to its output");
     }
-    // The packing GEMMs and convolutions all need scratch.
-    CHECK(refused >= int(got.size()) - 2);
+    // The packing GEMMs and convolutions all need scratch (the small fp32
+    // matmul with f32 output may not: B is prepacked, A read in place).
+    CHECK(refused >= int(got.size()) - 3);
 
     // With the cap lifted the same calls succeed again.
     REQUIRE(anvil_set_memory_cap(0) == anvil_success);

@@ -1,10 +1,10 @@
 #include "api/matmul_f32.h"
 
 #include <algorithm>
-#include <vector>
 
 #include "api/validate.h"
 #include "common/jit_state.h"
+#include "common/memory.h"
 #include "gemm/backend.h"
 #include "gemm/driver.h"
 #include "gemm/pack.h"
@@ -107,11 +107,18 @@ anvil_status_t f32_matmul_run(const gemm::backend **be, const lowp::chain_spec &
         return run_gemm(be, p);
     }
     const int64_t rows = panel_rows(call.M, call.N);
-    std::vector<float> scratch(size_t(rows * call.N));
+    // Under the memory cap like every problem-sized buffer (common/memory.h).
+    const int64_t scratch_bytes = rows * call.N * int64_t(sizeof(float));
+    struct owned {
+        void *p;
+        int64_t bytes;
+        ~owned() { mem::release(p, bytes); }
+    } scratch{mem::allocate(scratch_bytes), scratch_bytes};
+    if (!scratch.p) return anvil_out_of_memory;
     for (int64_t i0 = 0; i0 < call.M; i0 += rows) {
         p.M = std::min(rows, call.M - i0);
         p.A = call.transa ? call.A + i0 : call.A + i0 * call.lda;
-        p.C = scratch.data();
+        p.C = static_cast<float *>(scratch.p);
         p.ldc = call.N;
         const chain_on_blocks hook(epi, p.C, p.ldc, i0);
         p.on_done = &hook;
