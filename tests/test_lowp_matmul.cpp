@@ -21,10 +21,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "anvil/anvil.h"
@@ -712,6 +714,68 @@ TEST_CASE("fp32 matmul: bitwise identical for 1 and 2 threads; K = 0; bad descri
     bad = f32_desc(4, 4, 4);
     bad.lda = 3;
     CHECK(anvil_matmul_create(&h, &bad) == anvil_bad_leading_dim);
+}
+
+}  // namespace
+
+namespace {
+
+// Several application threads execute one fp32 handle (chain on each
+// finished block, bf16 output through scratch panels) at once, under the
+// default pool and a caller pool: every result equals the serial one.
+TEST_CASE("fp32 matmul: concurrent executes of one handle, default and caller pool") {
+    const int64_t M = 300, N = 3500, K = 40;  // bf16 output: two scratch panels
+    tu::rng r(11);
+    std::vector<float> B(size_t(K * N)), bias(static_cast<size_t>(N));
+    for (float &v : B) v = r.frac();
+    for (float &v : bias) v = r.frac();
+    const anvil_post_op_t gelu = eltwise(anvil_eltwise_gelu_tanh);
+    for (const anvil_data_type_t c_dt : {anvil_dt_f32, anvil_dt_bf16}) {
+        CAPTURE(c_dt);
+        anvil_matmul_desc_t d = f32_desc(M, N, K);
+        d.c_dt = c_dt;
+        d.bias = bias.data();
+        d.num_post_ops = 1;
+        d.post_ops = &gelu;
+        anvil_matmul_t h = nullptr;
+        REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+        size_t bytes = 0;
+        REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+        std::vector<float> packed(bytes / 4 + 1);
+        REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
+        constexpr int kThreads = 3;
+        const size_t c_bytes = size_t(M * N) * (c_dt == anvil_dt_f32 ? 4 : 2);
+        std::vector<std::vector<float>> A(kThreads, std::vector<float>(size_t(M * K)));
+        std::vector<std::vector<uint8_t>> want(kThreads, std::vector<uint8_t>(c_bytes));
+        for (int t = 0; t < kThreads; ++t) {
+            for (float &v : A[size_t(t)]) v = r.frac();
+            REQUIRE(anvil_matmul_execute(h, A[size_t(t)].data(), packed.data(),
+                                         want[size_t(t)].data(), nullptr) == anvil_success);
+        }
+        for (const bool caller_pool : {false, true}) {
+            CAPTURE(caller_pool);
+            tu::std_thread_pool pool;
+            pool.threads = 2;
+            if (caller_pool)
+                REQUIRE(anvil_set_threadpool(&tu::std_thread_pool::parallel_for, &pool, 2) ==
+                        anvil_success);
+            std::atomic<int> mismatches{0};
+            std::vector<std::thread> app;
+            for (int t = 0; t < kThreads; ++t)
+                app.emplace_back([&, t]() {
+                    std::vector<uint8_t> C(c_bytes);
+                    for (int rep = 0; rep < 3; ++rep)
+                        if (anvil_matmul_execute(h, A[size_t(t)].data(), packed.data(), C.data(),
+                                                 nullptr) != anvil_success ||
+                            C != want[size_t(t)])
+                            ++mismatches;
+                });
+            for (auto &th : app) th.join();
+            CHECK(mismatches.load() == 0);
+            if (caller_pool) REQUIRE(anvil_set_threadpool(nullptr, nullptr, 1) == anvil_success);
+        }
+        anvil_matmul_destroy(h);
+    }
 }
 
 }  // namespace
