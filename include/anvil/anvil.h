@@ -286,7 +286,7 @@ ANVIL_API anvil_status_t anvil_gemm_s8s8s32(char transa, char transb,
                                             float beta, int32_t *C,
                                             int64_t ldc, const int32_t *co);
 
-/* --------------------------------------------- low-precision matmul */
+/* ------------------------------------- matmul (fp32, bf16, int8) */
 
 /* The server path: a matmul descriptor with data types, shapes,
  * quantisation and a fused post-op chain; weights (B) packed once into
