@@ -56,6 +56,39 @@ std::vector<uint8_t> bytes_of(const std::vector<T> &v) {
     return b;
 }
 
+// relu, then a residual add of an f32 M x N tensor with ld = N.
+inline void relu_then_add(int64_t N, anvil_post_op_t ops[2]) {
+    ops[0] = anvil_post_op_t{};
+    ops[0].kind = anvil_post_op_eltwise;
+    ops[0].alg = anvil_eltwise_relu;
+    ops[1] = anvil_post_op_t{};
+    ops[1].kind = anvil_post_op_binary;
+    ops[1].alg = anvil_binary_add;
+    ops[1].src_dt = anvil_dt_f32;
+    ops[1].ld = N;
+}
+
+// create -> packed size -> pack -> execute (one binary operand) -> destroy
+// of the matmul d; C starts as c_bytes bytes of 7.
+inline op_result run_matmul(const char *name, const anvil_matmul_desc_t &d, const void *A,
+                            const void *B, const void *resid, size_t c_bytes) {
+    std::vector<uint8_t> C(c_bytes, 7);
+    op_result o{name};
+    o.initial = C;
+    anvil_matmul_t mm = nullptr;
+    o.status = anvil_matmul_create(&mm, &d);
+    size_t bytes = 0;
+    if (o.status == anvil_success) o.status = anvil_matmul_packed_weights_size(mm, &bytes);
+    std::vector<uint8_t> packed(bytes + 64);
+    void *pk = packed.data() + (64 - reinterpret_cast<uintptr_t>(packed.data()) % 64) % 64;
+    if (o.status == anvil_success) o.status = anvil_matmul_pack_weights(mm, B, pk);
+    const void *bin[1] = {resid};
+    if (o.status == anvil_success) o.status = anvil_matmul_execute(mm, A, pk, C.data(), bin);
+    anvil_matmul_destroy(mm);
+    o.out = C;
+    return o;
+}
+
 }  // namespace op_mix_detail
 
 // Runs every call of the mix; an output buffer starts as a fixed pattern,
@@ -142,13 +175,8 @@ inline std::vector<op_result> run_op_mix() {
         auto bias = small_floats(size_t(N), 15);
         auto resid = small_floats(size_t(M * N), 16);
         const float scale = 0.25f;
-        anvil_post_op_t ops[2] = {};
-        ops[0].kind = anvil_post_op_eltwise;
-        ops[0].alg = anvil_eltwise_relu;
-        ops[1].kind = anvil_post_op_binary;
-        ops[1].alg = anvil_binary_add;
-        ops[1].src_dt = anvil_dt_f32;
-        ops[1].ld = N;
+        anvil_post_op_t ops[2];
+        relu_then_add(N, ops);
         anvil_matmul_desc_t d{};
         d.a_dt = anvil_dt_u8;
         d.b_dt = anvil_dt_s8;
@@ -161,21 +189,8 @@ inline std::vector<op_result> run_op_mix() {
         d.bias = bias.data();
         d.num_post_ops = 2;
         d.post_ops = ops;
-        std::vector<uint8_t> C(size_t(M * N), 7);
-        op_result o{"matmul u8s8u8 17x35x64 relu+add"};
-        o.initial = C;
-        anvil_matmul_t mm = nullptr;
-        o.status = anvil_matmul_create(&mm, &d);
-        size_t bytes = 0;
-        if (o.status == anvil_success) o.status = anvil_matmul_packed_weights_size(mm, &bytes);
-        std::vector<uint8_t> packed(bytes + 64);
-        void *pk = packed.data() + (64 - reinterpret_cast<uintptr_t>(packed.data()) % 64) % 64;
-        if (o.status == anvil_success) o.status = anvil_matmul_pack_weights(mm, B.data(), pk);
-        const void *bin[1] = {resid.data()};
-        if (o.status == anvil_success) o.status = anvil_matmul_execute(mm, A.data(), pk, C.data(), bin);
-        anvil_matmul_destroy(mm);
-        o.out = C;
-        r.push_back(o);
+        r.push_back(run_matmul("matmul u8s8u8 17x35x64 relu+add", d, A.data(), B.data(),
+                               resid.data(), size_t(M * N)));
     }
     // fp32 matmuls: bias, relu, residual add; f32 output (the chain in place
     // on C) and bf16 output (through a scratch panel).
@@ -183,13 +198,8 @@ inline std::vector<op_result> run_op_mix() {
         const int64_t M = 29, N = 70, K = 45;
         const auto A = small_floats(size_t(M * K), 17), B = small_floats(size_t(K * N), 18);
         const auto bias = small_floats(size_t(N), 19), resid = small_floats(size_t(M * N), 20);
-        anvil_post_op_t ops[2] = {};
-        ops[0].kind = anvil_post_op_eltwise;
-        ops[0].alg = anvil_eltwise_relu;
-        ops[1].kind = anvil_post_op_binary;
-        ops[1].alg = anvil_binary_add;
-        ops[1].src_dt = anvil_dt_f32;
-        ops[1].ld = N;
+        anvil_post_op_t ops[2];
+        relu_then_add(N, ops);
         anvil_matmul_desc_t d{};
         d.a_dt = d.b_dt = anvil_dt_f32;
         d.c_dt = c_dt;
@@ -200,21 +210,9 @@ inline std::vector<op_result> run_op_mix() {
         d.num_post_ops = 2;
         d.post_ops = ops;
         const size_t ec = c_dt == anvil_dt_f32 ? 4 : 2;
-        std::vector<uint8_t> C(size_t(M * N) * ec, 7);
-        op_result o{c_dt == anvil_dt_f32 ? "matmul f32 29x70x45 relu+add" : "matmul f32->bf16 29x70x45 relu+add"};
-        o.initial = C;
-        anvil_matmul_t mm = nullptr;
-        o.status = anvil_matmul_create(&mm, &d);
-        size_t bytes = 0;
-        if (o.status == anvil_success) o.status = anvil_matmul_packed_weights_size(mm, &bytes);
-        std::vector<uint8_t> packed(bytes + 64);
-        void *pk = packed.data() + (64 - reinterpret_cast<uintptr_t>(packed.data()) % 64) % 64;
-        if (o.status == anvil_success) o.status = anvil_matmul_pack_weights(mm, B.data(), pk);
-        const void *bin[1] = {resid.data()};
-        if (o.status == anvil_success) o.status = anvil_matmul_execute(mm, A.data(), pk, C.data(), bin);
-        anvil_matmul_destroy(mm);
-        o.out = C;
-        r.push_back(o);
+        r.push_back(run_matmul(c_dt == anvil_dt_f32 ? "matmul f32 29x70x45 relu+add"
+                                                    : "matmul f32->bf16 29x70x45 relu+add",
+                               d, A.data(), B.data(), resid.data(), size_t(M * N) * ec));
     }
     // Convolutions: fp32 3x3 with padding, and a u8 depthwise 3x3 stride 2.
     for (int dw = 0; dw < 2; ++dw) {

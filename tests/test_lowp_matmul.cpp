@@ -530,6 +530,15 @@ TEST_CASE("lowp bf16: NaN and infinity inputs") {
 
 namespace {
 
+// Random transposes and leading-dimension padding (none two times in three).
+void random_layout(tu::rng &r, lt::shape *s) {
+    s->ta = r.ival(0, 1) ? 'T' : 'N';
+    s->tb = r.ival(0, 1) ? 'T' : 'N';
+    s->pad_a = r.ival(0, 2) ? 0 : r.ival(1, 9);
+    s->pad_b = r.ival(0, 2) ? 0 : r.ival(1, 9);
+    s->pad_c = r.ival(0, 2) ? 0 : r.ival(1, 9);
+}
+
 // Random configurations (seeded, so every run checks the same ones): any
 // supported type triple, shape (tails of every tile), transposes, padding,
 // zero points, scales, bias and chains of up to 4 post-ops.
@@ -552,11 +561,7 @@ TEST_CASE("lowp matmul: random configurations match the reference and oneDNN") {
         q.s.M = r.ival(0, 3) == 0 ? r.ival(1, 4) : r.ival(1, 70);
         q.s.N = r.ival(1, 80);
         q.s.K = r.ival(0, 4) == 0 ? r.ival(1, 9) : r.ival(1, 300);
-        q.s.ta = r.ival(0, 1) ? 'T' : 'N';
-        q.s.tb = r.ival(0, 1) ? 'T' : 'N';
-        q.s.pad_a = r.ival(0, 2) ? 0 : r.ival(1, 9);
-        q.s.pad_b = r.ival(0, 2) ? 0 : r.ival(1, 9);
-        q.s.pad_c = r.ival(0, 2) ? 0 : r.ival(1, 9);
+        random_layout(r, &q.s);
         const bool int8 = q.a != anvil_dt_bf16;
         if (int8 && r.ival(0, 1)) q.azp = q.a == anvil_dt_u8 ? int32_t(r.ival(0, 6)) : int32_t(r.ival(-4, 4));
         if (int8 && (q.c == anvil_dt_u8 || q.c == anvil_dt_s8) && r.ival(0, 1)) q.czp = int32_t(r.ival(-5, 5));
@@ -601,11 +606,7 @@ TEST_CASE("fp32 matmul: random configurations and several row panels match the r
         q.s.M = panels ? r.ival(300, 420) : r.ival(0, 3) == 0 ? r.ival(1, 4) : r.ival(1, 70);
         q.s.N = panels ? r.ival(2731, 3100) : r.ival(1, 80);
         q.s.K = panels ? r.ival(1, 40) : r.ival(0, 4) == 0 ? r.ival(1, 9) : r.ival(1, 300);
-        q.s.ta = r.ival(0, 1) ? 'T' : 'N';
-        q.s.tb = r.ival(0, 1) ? 'T' : 'N';
-        q.s.pad_a = r.ival(0, 2) ? 0 : r.ival(1, 9);
-        q.s.pad_b = r.ival(0, 2) ? 0 : r.ival(1, 9);
-        q.s.pad_c = r.ival(0, 2) ? 0 : r.ival(1, 9);
+        random_layout(r, &q.s);
         q.scale_mode = int(r.ival(0, 2));
         q.bias = r.ival(0, 1) != 0;
         const int nops = int(r.ival(0, 3));
