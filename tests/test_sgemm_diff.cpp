@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "cpu/isa.h"
 #include "onednn_peer.h"
 #include "ref/ref_ukernel.h"
 #include "test_util.h"
@@ -210,6 +211,33 @@ TEST_CASE("sgemm diff: random fractions, all small shapes, within the fp32 bound
 
 TEST_CASE("sgemm diff: random fractions, large and deep shapes, within the fp32 bound") {
     big_set(data_kind::fraction);
+}
+
+// Up to 4 rows with B read in place and larger than half of L3: the
+// Highway tiers cut K into blocks of 16 there (gemm/backend.h,
+// in_place_b_policy).  N and K odd, so the panels' column tail and the
+// last, shorter K block both occur.
+TEST_CASE("sgemm diff: few rows over a B streamed from memory (short K blocks), exact") {
+    const int64_t l3 = anvil::cpu::info().caches.l3;
+    const int64_t N = 1031;
+    const int64_t K = l3 / 2 / 4 / N + 37;  // K * N * 4 > l3 / 2
+    char why[512];
+    REQUIRE(anvil_explain_sgemm('N', 'N', 4, N, K, why, sizeof why, nullptr) == anvil_success);
+    MESSAGE("4x", N, "x", K, ": ", std::string(why));
+    // The first kc= is anvil_sgemm's (the planned line follows).
+    const std::string text(why);
+    const size_t at = text.find(" kc=");
+    REQUIRE(at != std::string::npos);
+    const int64_t kc = std::stoll(text.substr(at + 4));
+    if (anvil_get_effective_isa() == anvil_isa_avx2) CHECK(kc <= 16);
+    int64_t idx = 0;
+    for (int64_t M : {1, 3, 4, 5})
+        for (int t : {0, 2}) {  // B 'N' (read in place), A either way
+            const float *ab = kAlphaBeta[idx % 6];
+            run_case(make_case(M, N, K, t, idx, ab[0], ab[1]), data_kind::integer,
+                     seed_of(idx + 200000, data_kind::integer));
+            ++idx;
+        }
 }
 
 TEST_CASE("sgemm diff: every alpha/beta (incl. alpha = 0) x transpose on selected shapes") {

@@ -37,9 +37,19 @@ public:
     // many row tiles re-read strips that a 4 KiB-multiple row stride keeps
     // out of L1 (measured AVX2, 64x4096x4096: 0.32x oneDNN in place, 0.47x
     // packed).
+    // Up to few_rows rows with a B larger than half of L3 (streamed from
+    // memory): kc_cap_few_rows, fewer concurrent row streams, which the
+    // hardware prefetchers keep up with (AVX2, Zen 1, 1 thread, kc 64 ->
+    // 16: 4x4096x4096 NN 0.86x -> 1.2x dnnl_sgemm, 4x11008x4096 0.70x ->
+    // 0.92x, 3x11008x4096 0.77x -> 1.1x).  With more rows the kernels are
+    // compute-bound and the passes over C that short K blocks add cost
+    // more (5x11008x4096: 1.05x at kc 64, 0.85x at 16), as they do when B
+    // comes from L3 (4x512x512: 1.17x at 64, 0.76x at 16).
     struct in_place_b_policy {
         int64_t max_rows = 16;
         int64_t kc_cap = 64;
+        int64_t few_rows = 4;
+        int64_t kc_cap_few_rows = 16;
     };
     virtual in_place_b_policy in_place_b() const { return {}; }
     // Whether get() makes kernels with kUkFlagKSegments and kUkFlagRowTiles

@@ -76,6 +76,11 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
         // (kc rows x N) is swept row-block by row-block with a handful of
         // sequential streams instead of K strided ones per panel.
         b.kc = std::min<int64_t>(b.kc, in_place.kc_cap);
+        // K * N * 4 > l3 / 2 without overflow (sizes near INT64_MAX reach
+        // here through anvil_explain_sgemm).
+        const bool b_from_memory = K > cs.l3 / 2 / fsz / std::max<int64_t>(N, 1);
+        if (M <= in_place.few_rows && b_from_memory && in_place.kc_cap_few_rows > 0)
+            b.kc = std::min<int64_t>(b.kc, in_place.kc_cap_few_rows);
     }
     // Spread K evenly over the passes (K = 256 runs as 2 x 128, not
     // 192 + 64): same number of passes over C, no short last pass.
