@@ -24,7 +24,7 @@ public:
     // measured Zen 5, 1 thread: 64x11008x4096 0.73x -> 0.96x dnnl_sgemm,
     // 128x11008x4096 0.87x -> 1.01x, 256 rows worse in place), with the
     // L1-sized K blocks (short ones cost 10-20% at M = 4..16).
-    in_place_b_policy in_place_b() const override { return {128, 0, 0, 0}; }
+    in_place_b_policy in_place_b() const override { return {128, 0, 0, 0, 128, 0}; }
     bool supports_k_segments() const override { return true; }
 
     anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const override {

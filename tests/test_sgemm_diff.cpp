@@ -240,6 +240,39 @@ TEST_CASE("sgemm diff: few rows over a B streamed from memory (short K blocks), 
         }
 }
 
+// Up to 128 rows read a B whose row stride is not a 2 KiB multiple in
+// place, in K blocks of up to 128, all rows in one block (gemm/backend.h,
+// in_place_b_policy): row counts around the tile height and the 128 bound,
+// K with a short last block, and ldb = 512 (aliasing: packed) beside it.
+TEST_CASE("sgemm diff: up to 128 rows over a B read in place (spread strides), exact") {
+    struct shape {
+        int64_t M, N, K;
+        bool in_place;  // on the Highway tiers
+    };
+    const shape shapes[] = {{17, 1031, 300, true}, {32, 515, 263, true}, {128, 257, 700, true},
+                            {129, 300, 300, false}, {64, 512, 300, false}};
+    int64_t idx = 0;
+    for (const shape &s : shapes) {
+        char why[512];
+        REQUIRE(anvil_explain_sgemm('N', 'N', s.M, s.N, s.K, why, sizeof why, nullptr) ==
+                anvil_success);
+        const std::string text(why);
+        CAPTURE(text);
+        const size_t at = text.find("anvil_sgemm:");
+        REQUIRE(at != std::string::npos);
+        const std::string line = text.substr(at, text.find('\n', at) - at);
+        if (anvil_get_effective_isa() == anvil_isa_avx2)
+            CHECK((line.find("pack_b=no") != std::string::npos) == s.in_place);
+        for (int t : {0, 2}) {
+            const float *ab = kAlphaBeta[idx % 6];
+            gemm_case c = make_case(s.M, s.N, s.K, t, idx, ab[0], ab[1]);
+            c.tighten(kPads[idx % 5], 0, kPads[(idx + 2) % 5]);  // ldb = N: the stride explained
+            run_case(c, data_kind::integer, seed_of(idx + 300000, data_kind::integer));
+            ++idx;
+        }
+    }
+}
+
 TEST_CASE("sgemm diff: every alpha/beta (incl. alpha = 0) x transpose on selected shapes") {
     const int64_t shapes[][3] = {{1, 1, 1},   {7, 17, 33},   {33, 31, 16},  {16, 64, 3},
                                  {64, 127, 255}, {255, 33, 100}, {1, 255, 64}, {100, 1, 31}};

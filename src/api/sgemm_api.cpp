@@ -83,7 +83,7 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
     std::string s = "op=sgemm " + shape_str(transa, transb, M, N, K) + "\n";
     s += "backend=" + std::string(be.name()) + " isa=" +
          anvil_isa_name(be.tier()) + " threads=" + std::to_string(threading::num_threads()) + "\n";
-    const gemm::blocking b = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, false,
+    const gemm::blocking b = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, tb ? K : N, false,
                                                    threading::num_threads());
     // The tight C of the explained call: ldc = N.
     const gemm::sgemm_problem dp = gemm::blas_problem(ta, tb, M, N, K, 1.0f, nullptr, lda,
@@ -97,7 +97,7 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
              "past accumulators in L1, nothing packed; gemm/stream.h)\n";
     else
         s += "anvil_sgemm: " + gemm::describe(b) + "\n";
-    const gemm::blocking bp = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, true,
+    const gemm::blocking bp = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, tb ? K : N, true,
                                                     threading::num_threads());
     const int64_t panels = N / be.nr() + (N % be.nr() != 0);
     s += "planned (prepacked B): " + gemm::describe(bp) +

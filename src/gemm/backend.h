@@ -45,11 +45,21 @@ public:
     // compute-bound and the passes over C that short K blocks add cost
     // more (5x11008x4096: 1.05x at kc 64, 0.85x at 16), as they do when B
     // comes from L3 (4x512x512: 1.17x at 64, 0.76x at 16).
+    // A B whose row stride is not a multiple of 2 KiB spreads its strips
+    // over L1's and L2's sets, so in place it serves up to max_rows_spread
+    // rows, in K blocks of at most kc_cap_spread beyond max_rows: packing
+    // a B used by so few rows costs more than the product saves (AVX2,
+    // Zen 1, 1 thread: 32x11008x4096 NN 0.70x -> 0.98x dnnl_sgemm,
+    // 20x3000x3000 0.69x -> 1.0x, 48x4099x1000 0.75x -> 0.91x,
+    // 128x768x768 0.90x -> 1.04x; with ldb = 3072 or 4096 packing stays
+    // faster, 32x4096x4096 1.15x vs 1.05x).
     struct in_place_b_policy {
         int64_t max_rows = 16;
         int64_t kc_cap = 64;
         int64_t few_rows = 4;
         int64_t kc_cap_few_rows = 16;
+        int64_t max_rows_spread = 128;
+        int64_t kc_cap_spread = 128;
     };
     virtual in_place_b_policy in_place_b() const { return {}; }
     // Whether get() makes kernels with kUkFlagKSegments and kUkFlagRowTiles

@@ -29,10 +29,10 @@ constexpr int64_t kAliasRowsInL1 = 8;
 }  // namespace
 
 // lda * 4 bytes a multiple of 2 KiB (lda itself may be near INT64_MAX).
-bool a_stride_aliases_l1(int64_t lda) { return lda % (2048 / int64_t(sizeof(float))) == 0; }
+bool stride_aliases_l1(int64_t ld) { return ld % (2048 / int64_t(sizeof(float))) == 0; }
 
 blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
-                         int64_t K, int64_t lda, bool b_prepacked, int nthreads) {
+                         int64_t K, int64_t lda, int64_t ldb, bool b_prepacked, int nthreads) {
     (void)transa;
     const cpu::cache_sizes &cs = cpu::info().caches;
     blocking b;
@@ -58,24 +58,35 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     // 2 KiB, more than 8 rows' lines share one or two L1 sets (12 ways,
     // which B and C lines need too) and every k step misses.  The kernels
     // read A in either orientation, and the mc x kc block stays in L2.
-    b.pack_a = M > kAliasRowsInL1 && a_stride_aliases_l1(lda) && M * K > kDirectABytes / fsz;
+    b.pack_a = M > kAliasRowsInL1 && stride_aliases_l1(lda) && M * K > kDirectABytes / fsz;
     if (M <= kSmallM) b.mc = M;  // one row block: the batch-1 inference rows
 
     // B is copied into panels when it is transposed or large, except for
     // small M: there every element of B is used by at most a few rows, so
     // the copy would cost as much as the product (it is streamed in place).
+    // Rows that spread over L1's sets (a stride that is not a 2 KiB
+    // multiple) stay in place for more rows (backend::in_place_b_policy).
     const backend::in_place_b_policy in_place = be.in_place_b();
-    b.pack_b = !b_prepacked && (transb || (M > in_place.max_rows && K * N > kDirectBBytes / fsz));
+    const bool b_rows_spread = !transb && !stride_aliases_l1(ldb);
+    const int64_t in_place_rows =
+        b_rows_spread ? std::max(in_place.max_rows, in_place.max_rows_spread) : in_place.max_rows;
+    const int64_t in_place_kc_cap =
+        M > in_place.max_rows ? in_place.kc_cap_spread : in_place.kc_cap;
+    b.pack_b = !b_prepacked && (transb || (M > in_place_rows && K * N > kDirectBBytes / fsz));
 
     // One row tile and nothing to reuse B for: do not split K at all, so C
     // is read and written once (M = 1..mr, weights streamed once).
     const int64_t row_tiles = ceil_div_safe(M, b.mr);
     if (row_tiles <= 1 && b_prepacked) b.kc = std::max<int64_t>(K, 1);
-    if (!b_prepacked && !b.pack_b && M <= in_place.max_rows && in_place.kc_cap > 0) {
+    if (!b_prepacked && !b.pack_b && M <= in_place_rows && in_place_kc_cap > 0) {
         // B read in place by few rows: short K blocks, so one block of B
         // (kc rows x N) is swept row-block by row-block with a handful of
         // sequential streams instead of K strided ones per panel.
-        b.kc = std::min<int64_t>(b.kc, in_place.kc_cap);
+        b.kc = std::min<int64_t>(b.kc, in_place_kc_cap);
+        // All rows in one block: a second row block would stream the strips
+        // of B from memory again (M = 128 with mc = 126 re-read all of B
+        // for 2 rows).  A's block is at most 128 rows x kc_cap_spread.
+        b.mc = M;
         // K * N * 4 > l3 / 2 without overflow (sizes near INT64_MAX reach
         // here through anvil_explain_sgemm).
         const bool b_from_memory = K > cs.l3 / 2 / fsz / std::max<int64_t>(N, 1);

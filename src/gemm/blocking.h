@@ -21,12 +21,13 @@ struct blocking {
 // count, so results are bitwise identical for any number of threads; mc
 // may shrink so that nthreads get balanced row blocks.
 blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
-                         int64_t K, int64_t lda, bool b_prepacked, int nthreads);
+                         int64_t K, int64_t lda, int64_t ldb, bool b_prepacked, int nthreads);
 
-// True when A's rows (or, transposed, its k-columns) lie a multiple of
-// 2 KiB apart: at most two L1 sets then hold all the lines a micro-kernel
-// walks, and reading A in place thrashes L1.
-bool a_stride_aliases_l1(int64_t lda);
+// True when an operand's rows (or, transposed, its k-columns) lie a
+// multiple of 2 KiB apart: at most two L1 sets then hold all the lines a
+// micro-kernel walks, and reading it in place thrashes L1 (and a 4 KiB
+// multiple thrashes L2 too).
+bool stride_aliases_l1(int64_t ld);
 
 std::string describe(const blocking &b);
 

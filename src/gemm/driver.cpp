@@ -189,7 +189,7 @@ setup_key make_key(const backend &be, const sgemm_problem &p) {
 
 anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s) {
     const bool prepacked = p.packed_b != nullptr;
-    s->blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, p.lda, prepacked,
+    s->blk = choose_blocking(be, p.transa, p.transb, p.M, p.N, p.K, p.lda, p.ldb, prepacked,
                             threads_for(p));
     const blocking &blk = s->blk;
     const int64_t mr = blk.mr;
