@@ -569,7 +569,21 @@ void Store(const float *x, int64_t n, float zero_point, out_type type, void *dst
 // The accumulators of row r, columns [c, c + count), as floats (int32
 // accumulators compensated modulo 2^32 first, then converted exactly as
 // float(int32) does: round to nearest even).
-HWY_INLINE V LoadAcc(const lowp::pp_block &b, int64_t r, size_t c, size_t count, uint32_t row_comp) {
+// What LoadAcc reads of a block, copied out of it once per block: held in
+// locals, the compiler no longer reloads them after every store through
+// the destination (which might alias the block for all it knows).
+struct AccView {
+    const void *acc;
+    int64_t acc_ld;
+    bool acc_int;
+    const int32_t *colsum;
+    uint32_t col_factor;
+    explicit AccView(const lowp::pp_block &b)
+        : acc(b.acc), acc_ld(b.acc_ld), acc_int(b.acc_int), colsum(b.colsum),
+          col_factor(uint32_t(b.col_factor)) {}
+};
+
+HWY_INLINE V LoadAcc(const AccView &b, int64_t r, size_t c, size_t count, VU row_comp) {
     const D d;
     const DI di;
     if (!b.acc_int) return LoadF32(static_cast<const float *>(b.acc) + r * b.acc_ld + c, count);
@@ -583,7 +597,7 @@ HWY_INLINE V LoadAcc(const lowp::pp_block &b, int64_t r, size_t c, size_t count,
         v = hn::Load(di, buf);
     }
     const DU du;
-    VU u = hn::Add(hn::BitCast(du, v), hn::Set(du, row_comp));
+    VU u = hn::Add(hn::BitCast(du, v), row_comp);
     if (b.colsum) {
         VU cs;
         if (count == hn::Lanes(d)) {
@@ -652,12 +666,14 @@ HWY_NOINLINE void BlockOnePass(const lowp::pp_block &b) {
     const bool scales_per_n = b.scales_per_n;
     const float *HWY_RESTRICT bias = b.bias;
     const int nops = b.nops;
+    const AccView acc(b);
     for (int64_t r = 0; r < b.m; ++r) {
-        const uint32_t row_comp = b.k_term - (b.rowsum ? b.row_factor * uint32_t(b.rowsum[r]) : 0u);
+        const VU row_comp = hn::Set(
+            DU(), b.k_term - (b.rowsum ? b.row_factor * uint32_t(b.rowsum[r]) : 0u));
         uint8_t *dst = b.dst + r * b.ldc_bytes;
         for (size_t c = 0; c < n; c += L) {
             const size_t count = std::min(L, n - c);
-            V v = LoadAcc(b, r, c, count, row_comp);
+            V v = LoadAcc(acc, r, c, count, row_comp);
             if (scales) v = hn::Mul(v, scales_per_n ? LoadF32(scales + c, count) : s0);
             if (bias) v = hn::Add(v, LoadF32(bias + c, count));
             for (int t = 0; t < nops; ++t) v = OnePassOp(v, b, t, r, c, count);
@@ -686,12 +702,13 @@ void Block(const lowp::pp_block &b) {
     constexpr size_t kSeg = 256;
     HWY_ALIGN float x[kSeg];
     for (int64_t r = 0; r < b.m; ++r) {
-        const uint32_t row_comp = b.k_term - (b.rowsum ? b.row_factor * uint32_t(b.rowsum[r]) : 0u);
+        const VU row_comp = hn::Set(
+            DU(), b.k_term - (b.rowsum ? b.row_factor * uint32_t(b.rowsum[r]) : 0u));
         for (size_t c0 = 0; c0 < n; c0 += kSeg) {
             const size_t len = std::min(kSeg, n - c0);
             for (size_t c = 0; c < len; c += L) {
                 const size_t count = std::min(L, len - c);
-                const V v = LoadAcc(b, r, c0 + c, count, row_comp);
+                const V v = LoadAcc(AccView(b), r, c0 + c, count, row_comp);
                 if (count == L) {
                     hn::Store(v, d, x + c);
                 } else {
