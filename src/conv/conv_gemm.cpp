@@ -187,9 +187,12 @@ void call_range(const call_ctx &c, int64_t oh, int64_t *s_first, int64_t *s_last
     }
 }
 
-// Runs every panel of one oc block over one tile.
+// Runs every panel of one oc block over one tile, into the accumulator
+// rows from acc_row0 of acc_buf, then (finish) the epilogue over the rows
+// [0, acc_row0 + t.m) of acc_buf: the tiles of a group before the last
+// run with finish false, and the last one's call finishes them all.
 void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t p1,
-              uint8_t *acc_buf) {
+              uint8_t *acc_buf, int64_t acc_row0 = 0, bool finish = true) {
     const conv_plan &p = *c.p;
     const conv_geom &g = p.g;
     const uint8_t *wg = c.weights + grp * p.group_bytes;
@@ -210,6 +213,8 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     const int64_t acc_ld = (p1 - p0) * kConvNR;
     const int64_t j_first = grp * g.OCg + p0 * kConvNR;
     int64_t width = 0;
+    uint8_t *const acc_group = acc_buf;
+    acc_buf += acc_row0 * acc_ld * 4;  // this tile's rows (4-byte accumulators)
     // The fp32 calls' arguments, set up once per tile: zeroing the struct
     // for each panel (a `rep stos`) cost as much as the rest of the walk
     // (AVX2, 1x1 convolutions over 64 channels: 6x16x64 tiles).
@@ -287,13 +292,13 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
             }
         }
     }
-    if (c.direct_dst || c.fused) return;
+    if (c.direct_dst || c.fused || !finish) return;
     lowp::lp_block blk{};
-    blk.acc = acc_buf;
+    blk.acc = acc_group;
     blk.acc_ld = acc_ld;
-    blk.i0 = t.q0;
+    blk.i0 = t.q0 - acc_row0;
     blk.j0 = j_first;
-    blk.m = t.m;
+    blk.m = acc_row0 + t.m;
     blk.n = width;
     blk.colsum = p.colsum_offset
                      ? reinterpret_cast<const int32_t *>(wg + p.colsum_offset) + p0 * kConvNR
@@ -527,15 +532,25 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
                               p0, p1, 0, 0, acc_buf, c.acc_rows_f32);
             return;
         }
+        // Consecutive tiles share one epilogue call over up to kConvMaxMR
+        // rows (the accumulator buffer's height): with small K and few
+        // columns the call's setup cost as much as a tile's arithmetic
+        // (Highway int8, MobileNet-v2's 1x1 layers over 16-32 channels).
+        // Tiles are whole pixels' rows, so the results do not change.
+        const int64_t group_rows = std::max<int64_t>(mr, kConvMaxMR / mr * mr);
+        int64_t acc_row0 = 0;
         for_tiles(len, mr, [&](int64_t s, int64_t m) {
             const int64_t q0 = q_begin + s;
+            const bool finish = acc_row0 + m + mr > group_rows || s + m == len;
             if (p.im2col_all) {
                 gather_view(c, q0, m, grp, im2col);
-                run_tile(c, tile{q0, m, im2col, c.row_bytes_im2col, true}, grp, p0, p1, acc_buf);
-                return;
+                run_tile(c, tile{q0, m, im2col, c.row_bytes_im2col, true}, grp, p0, p1, acc_buf,
+                         acc_row0, finish);
+            } else {
+                run_tile(c, tile{q0, m, c.src + q0 * pix_bytes + grp_off, pix_bytes, false}, grp,
+                         p0, p1, acc_buf, acc_row0, finish);
             }
-            run_tile(c, tile{q0, m, c.src + q0 * pix_bytes + grp_off, pix_bytes, false}, grp, p0, p1,
-                     acc_buf);
+            acc_row0 = finish ? 0 : acc_row0 + m;
         });
         return;
     }
