@@ -454,8 +454,6 @@ HWY_INLINE VI ToIntSat(V v, float lo, float hi) {
     return hn::ConvertTo(di, hn::Round(v));  // integral: exact
 }
 
-// One vector of converted results into dst (element 0 of this vector;
-// count valid lanes): v already holds the output zero point.
 // ToIntSat for the 8-bit ranges, without the float -> int32 conversion's
 // out-of-range fix-ups (|v| <= 255 after the clamp): v + 1.5 * 2^23 lies in
 // [2^23, 2^24), where the float spacing is 1, so the addition rounds v to
@@ -470,67 +468,42 @@ HWY_INLINE VI ToByteSat(V v, float lo, float hi) {
     return hn::Sub(hn::BitCast(di, hn::Add(v, magic)), hn::BitCast(di, magic));
 }
 
+// The first count lanes of v (tag dt, count <= the float vector's lanes)
+// at p: a full vector directly, a shorter one through a stack buffer (no
+// write past p + count).
+template <class DT>
+HWY_INLINE void StoreLanes(DT dt, hn::Vec<DT> v, size_t count, size_t L, void *HWY_RESTRICT p) {
+    using T = hn::TFromD<DT>;
+    if (count == L) {
+        hn::StoreU(v, dt, static_cast<T *>(p));
+    } else {
+        HWY_ALIGN T buf[kMaxLanes];
+        hn::Store(v, dt, buf);
+        std::memcpy(p, buf, count * sizeof(T));
+    }
+}
+
+// One vector of converted results into dst (element 0 of this vector;
+// count valid lanes): v already holds the output zero point.
 template <out_type kType>
 HWY_INLINE void StoreVec(V v, size_t count, void *HWY_RESTRICT dst) {
     const D d;
     const DI di;
     const size_t L = hn::Lanes(d);
     if constexpr (kType == out_type::f32) {
-        float *p = static_cast<float *>(dst);
-        if (count == L) {
-            hn::StoreU(v, d, p);
-        } else {
-            HWY_ALIGN float buf[kMaxLanes];
-            hn::Store(v, d, buf);
-            std::memcpy(p, buf, count * sizeof(float));
-        }
+        StoreLanes(d, v, count, L, dst);
     } else if constexpr (kType == out_type::bf16) {
-        const DU16 du16;
-        uint16_t *p = static_cast<uint16_t *>(dst);
-        const auto h = ToBf16(v);
-        if (count == L) {
-            hn::StoreU(h, du16, p);
-        } else {
-            HWY_ALIGN uint16_t buf[kMaxLanes];
-            hn::Store(h, du16, buf);
-            std::memcpy(p, buf, count * sizeof(uint16_t));
-        }
+        StoreLanes(DU16(), ToBf16(v), count, L, dst);
     } else if constexpr (kType == out_type::s32) {
         // Floats >= 2^31 saturate to INT32_MAX; the largest float below
         // is 2^31 - 128.
         VI r = ToIntSat(v, -2147483648.0f, 2147483520.0f);
         const auto big = hn::RebindMask(di, hn::Ge(v, hn::Set(d, 2147483648.0f)));
-        r = hn::IfThenElse(big, hn::Set(di, INT32_MAX), r);
-        int32_t *p = static_cast<int32_t *>(dst);
-        if (count == L) {
-            hn::StoreU(r, di, p);
-        } else {
-            HWY_ALIGN int32_t buf[kMaxLanes];
-            hn::Store(r, di, buf);
-            std::memcpy(p, buf, count * sizeof(int32_t));
-        }
+        StoreLanes(di, hn::IfThenElse(big, hn::Set(di, INT32_MAX), r), count, L, dst);
     } else if constexpr (kType == out_type::u8) {
-        const DU8 du8;
-        const auto b = hn::DemoteTo(du8, ToByteSat(v, 0.0f, 255.0f));
-        uint8_t *p = static_cast<uint8_t *>(dst);
-        if (count == L) {
-            hn::StoreU(b, du8, p);
-        } else {
-            HWY_ALIGN uint8_t buf[kMaxLanes];
-            hn::Store(b, du8, buf);
-            std::memcpy(p, buf, count);
-        }
+        StoreLanes(DU8(), hn::DemoteTo(DU8(), ToByteSat(v, 0.0f, 255.0f)), count, L, dst);
     } else {
-        const DI8 di8;
-        const auto b = hn::DemoteTo(di8, ToByteSat(v, -128.0f, 127.0f));
-        int8_t *p = static_cast<int8_t *>(dst);
-        if (count == L) {
-            hn::StoreU(b, di8, p);
-        } else {
-            HWY_ALIGN int8_t buf[kMaxLanes];
-            hn::Store(b, di8, buf);
-            std::memcpy(p, buf, count);
-        }
+        StoreLanes(DI8(), hn::DemoteTo(DI8(), ToByteSat(v, -128.0f, 127.0f)), count, L, dst);
     }
 }
 
