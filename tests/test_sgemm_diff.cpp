@@ -218,6 +218,15 @@ TEST_CASE("sgemm diff: random fractions, large and deep shapes, within the fp32 
 // in_place_b_policy).  N and K odd, so the panels' column tail and the
 // last, shorter K block both occur.
 TEST_CASE("sgemm diff: few rows over a B streamed from memory (short K blocks), exact") {
+    if (tu::emulated()) {
+        // Millions of multiply-adds per case with the references: over a
+        // minute per case under qemu-user (measured), as the large-shape
+        // sweeps that the emulated runs also leave out.  The rule is
+        // portable C++ (gemm/blocking.cpp), checked natively under every
+        // ISA cap.
+        MESSAGE("skipped under emulation");
+        return;
+    }
     const int64_t l3 = anvil::cpu::info().caches.l3;
     const int64_t N = 1031;
     const int64_t K = l3 / 2 / 4 / N + 37;  // K * N * 4 > l3 / 2
@@ -245,6 +254,15 @@ TEST_CASE("sgemm diff: few rows over a B streamed from memory (short K blocks), 
 // in_place_b_policy): row counts around the tile height and the 128 bound,
 // K with a short last block, and ldb = 512 (aliasing: packed) beside it.
 TEST_CASE("sgemm diff: up to 128 rows over a B read in place (spread strides), exact") {
+    if (tu::emulated()) {
+        // Millions of multiply-adds per case with the references: over a
+        // minute per case under qemu-user (measured), as the large-shape
+        // sweeps that the emulated runs also leave out.  The rule is
+        // portable C++ (gemm/blocking.cpp), checked natively under every
+        // ISA cap.
+        MESSAGE("skipped under emulation");
+        return;
+    }
     struct shape {
         int64_t M, N, K;
         bool in_place;  // on the Highway tiers
