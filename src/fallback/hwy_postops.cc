@@ -457,8 +457,10 @@ HWY_INLINE VI ToIntSat(V v, float lo, float hi) {
 // ToIntSat for the 8-bit ranges, without the float -> int32 conversion's
 // out-of-range fix-ups (|v| <= 255 after the clamp): v + 1.5 * 2^23 lies in
 // [2^23, 2^24), where the float spacing is 1, so the addition rounds v to
-// the nearest integer, ties to even (the default rounding, as Round), and
-// that integer is the sum's bits minus the constant's.
+// an integer, and that integer is the sum's bits minus the constant's.
+// The addition rounds in the thread's floating-point rounding mode: nearest
+// even, as Round and the reference, under the default environment (a caller
+// that changes MXCSR / FPCR changes these results, unlike Round's).
 HWY_INLINE VI ToByteSat(V v, float lo, float hi) {
     const D d;
     const DI di;
