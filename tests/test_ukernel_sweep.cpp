@@ -120,6 +120,9 @@ void sweep_backend(const backend &be) {
             A[1].push_back(make_a(m, kKs[ki], a_access::row_major, variant, r));
         }
         for (int n = 1; n <= widest(be, m); ++n) {
+            // Under emulation a subset of the widths (tu::emulated_sweeps_width;
+            // nr is two vectors on every Highway target).
+            if (!tu::emulated_sweeps_width(n, std::max(1, nr / 2), widest(be, m))) continue;
             // B: b_ld > n (n + 1, the panel width, or wider), NaN padding.
             const int64_t b_ld = (n % 3 == 0) ? n + 1 : (n % 3 == 1 ? std::max(n + 1, nr) : n + 19);
             std::vector<tu::fbuf> B(nK);
@@ -136,8 +139,10 @@ void sweep_backend(const backend &be) {
 
             for (int ai = 0; ai < 2; ++ai) {
                 const a_access acc = ai == 0 ? a_access::k_strided : a_access::row_major;
-                for (float beta : kBetas)
+                for (int bi = 0; bi < 3; ++bi)
                     for (float alpha : kAlphas) {
+                        if (!tu::emulated_sweeps_pair(bi, 0, 3, m + n + ai)) continue;
+                        const float beta = kBetas[bi];
                         const ukernel_desc d = make_desc(be, m, n, acc, alpha, beta);
                         ukernel_ref kr;
                         const anvil_status_t st = be.get(d, &kr);

@@ -56,6 +56,23 @@ inline bool emulated() {
     const char *e = std::getenv("ANVIL_TEST_EMULATED");
     return e && e[0] == '1';
 }
+
+// The subset a tile sweep takes under emulation (every case natively).
+// Columns: all up to two vectors and one, then only the widths next to a
+// whole number of vectors and the widest: the tail masks depend on n mod
+// the lane count, which the first range walks completely.
+inline bool emulated_sweeps_width(int n, int lanes, int widest) {
+    if (!emulated() || lanes < 1) return true;
+    const int rem = n % lanes;
+    return n <= 2 * lanes + 1 || rem == 0 || rem == 1 || rem == lanes - 1 || n == widest;
+}
+// Scalar parameters (alpha x beta, say) of a sweep: natively the whole
+// product; under emulation one diagonal of it per case, rotated by the
+// case's `phase` (its m + n, say) so that every pair still runs across the
+// sweep, just not for every tile.
+inline bool emulated_sweeps_pair(int i, int j, int count, int phase) {
+    return !emulated() || (i + j + phase) % count == 0;
+}
 inline float inf() { return std::numeric_limits<float>::infinity(); }
 
 struct rng {
