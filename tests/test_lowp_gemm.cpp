@@ -456,7 +456,7 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
     // chunks, one 11-row chunk) under avx512_core_bf16, packed kernels below.
     const int64_t Ms = 3, Ms2 = 11;
     std::vector<float> ref_f, ref_small;
-    std::vector<int32_t> ref_i, ref_s, ref_rb;
+    std::vector<int32_t> ref_i, ref_s, ref_rb, ref_dot;
     const anvil_isa_t caps[] = {anvil_isa_scalar, anvil_isa_avx2, anvil_isa_avx512_core,
                                 anvil_isa_avx512_core_vnni, anvil_isa_avx512_core_bf16};
     for (anvil_isa_t cap : caps) {
@@ -487,14 +487,42 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
                                            bo, 0.0f, Cm.data(), N, &co) == anvil_success);
                 Crb.insert(Crb.end(), Cm.begin(), Cm.end());
             }
+        // int8 with B stored N x K, M = 1..5, u8 and s8 A (s8 adds a row of
+        // ones), with and without B's zero point, K = 613 (odd; past the
+        // Highway dot path's 512 for 3 and 4 rows) and a B row stride past
+        // K: the in-place dot chunk plans (1..4 rows, 4 + 1) of the JIT
+        // (VNNI caps) and of Highway (below them, where the CPU has no
+        // AVX-VNNI), packed kernels elsewhere.
+        std::vector<int32_t> Cdot;
+        const int64_t Kd = 613, ldb_t = Kd + 3;
+        std::vector<int8_t> Bt(size_t(N * ldb_t), int8_t(77));
+        std::vector<uint8_t> Ad(size_t(5 * Kd));
+        {
+            tu::rng rd(61);
+            for (auto &v : Bt) v = int8_t(rd.ival(-128, 127));
+            for (auto &v : Ad) v = uint8_t(rd.ival(0, 255));
+        }
+        for (int64_t m = 1; m <= 5; ++m)
+            for (int32_t bo : {0, -5}) {
+                std::vector<int32_t> Cm(size_t(m * N)), Cms(size_t(m * N));
+                REQUIRE(anvil_gemm_u8s8s32('N', 'T', 'F', m, N, Kd, 1.0f, Ad.data(), Kd, 9, Bt.data(), ldb_t,
+                                           bo, 0.0f, Cm.data(), N, &co) == anvil_success);
+                REQUIRE(anvil_gemm_s8s8s32('N', 'T', 'F', m, N, Kd, 1.0f,
+                                           reinterpret_cast<const int8_t *>(Ad.data()), Kd, -9, Bt.data(),
+                                           ldb_t, bo, 0.0f, Cms.data(), N, &co) == anvil_success);
+                Cdot.insert(Cdot.end(), Cm.begin(), Cm.end());
+                Cdot.insert(Cdot.end(), Cms.begin(), Cms.end());
+            }
         if (ref_f.empty()) {
             ref_f = C;
             ref_small = Csmall;
             ref_i = Ci;
             ref_s = Cs;
             ref_rb = Crb;
+            ref_dot = Cdot;
             continue;
         }
+        CHECK(Cdot == ref_dot);
         CHECK(Crb == ref_rb);
         CHECK(std::memcmp(C.data(), ref_f.data(), C.size() * 4) == 0);
         CHECK(std::memcmp(Csmall.data(), ref_small.data(), Csmall.size() * 4) == 0);

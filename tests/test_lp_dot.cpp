@@ -6,6 +6,10 @@
 // rows is junk that would change the result if it were read; acc is a
 // sentinel-filled block of which only rows < m, columns < n may change.
 //
+// The Highway dot kernels (fallback/hwy_lp_dot.h) of every compiled target
+// the CPU supports take the same checks, with K around their steps of 8 to
+// 32 bytes.
+//
 // The kernels look at the detected CPU, not the ISA cap, so the suite runs
 // once.
 #include <doctest/doctest.h>
@@ -17,6 +21,8 @@
 
 #include "anvil/anvil.h"
 #include "cpu/isa.h"
+#include "fallback/hwy_lowp.h"
+#include "fallback/hwy_lp_dot.h"
 #include "lowp/lp_dot.h"
 #include "test_util.h"
 
@@ -252,6 +258,93 @@ TEST_CASE("lp dot: int32 sums wrap modulo 2^32") {
             for (int j = 0; j < n; ++j) bad += acc[size_t(i * n + j)] != want(j);
         CHECK_MESSAGE(bad == 0, "m=", mm, " n=", n);
     }
+}
+
+TEST_CASE("lp dot: Highway kernels of every compiled target, every tile and K tail, bitwise") {
+    const int64_t ks[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 4097};
+    tu::rng r(20261205);
+    operands ops;
+    tu::fault_reporter fr;
+    const int64_t a_pads[] = {0, 1, 3, 17, 68};
+    const int64_t b_pads[] = {5, 0, 64, 2, 33};
+    const int64_t c_pads[] = {1, 0, 3, 9};
+    for (const auto &t : anvil::fallback::compiled_lp_targets()) {
+        CAPTURE(std::string(t.name));
+        int64_t calls = 0, failed = 0;
+        CHECK(anvil::fallback::hwy_lp_dot_max_n(t.target, 0) == 0);
+        CHECK(anvil::fallback::hwy_lp_dot_max_n(t.target, kDotMaxM + 1) == 0);
+        for (int m = 1; m <= kDotMaxM; ++m) {
+            const int max_n = anvil::fallback::hwy_lp_dot_max_n(t.target, m);
+            REQUIRE(max_n >= 1);
+            REQUIRE(max_n <= kMaxN);
+            CHECK(!anvil::fallback::hwy_lp_dot_kernel(t.target, m, max_n + 1));
+            CHECK(!anvil::fallback::hwy_lp_dot_kernel(t.target, m, 0));
+            for (int n = 1; n <= max_n; ++n) {
+                kernel k;
+                k.fn = anvil::fallback::hwy_lp_dot_kernel(t.target, m, n);
+                REQUIRE(bool(k.fn));
+                for (int64_t K : ks) {
+                    const int v = int(calls++);
+                    ops.place(r, m, n, K, a_pads[v % 5], b_pads[(v / 5 + v) % 5]);
+                    const std::string diff = run_one(k, ops, m, n, K, c_pads[v % 4], v % 3, fr);
+                    if (!diff.empty() && ++failed <= 10) FAIL_CHECK(diff);
+                }
+            }
+        }
+        CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
+        MESSAGE(std::string(t.name), ": ", calls, " Highway dot kernel calls checked");
+    }
+}
+
+TEST_CASE("lp dot: Highway kernels' int32 sums wrap modulo 2^32") {
+    // As above: every dot product past the int32 range, up- or downwards.
+    const int64_t K = 70001;
+    const int m = kDotMaxM;
+    std::vector<uint8_t> a(size_t(m * K), 255), b(size_t(kMaxN * K));
+    for (int j = 0; j < kMaxN; ++j)
+        std::memset(b.data() + j * K, j % 2 ? 0x80 : 0x7f, size_t(K));
+    auto want = [&](int j) { return int32_t(uint32_t(uint64_t(255 * (j % 2 ? -128 : 127) * K))); };
+    std::vector<int32_t> acc(size_t(m * kMaxN));
+    for (const auto &t : anvil::fallback::compiled_lp_targets()) {
+        CAPTURE(std::string(t.name));
+        for (int mm = 1; mm <= kDotMaxM; ++mm) {
+            const int n = anvil::fallback::hwy_lp_dot_max_n(t.target, mm);
+            const lp_dot_fn fn = anvil::fallback::hwy_lp_dot_kernel(t.target, mm, n);
+            REQUIRE(bool(fn));
+            std::fill(acc.begin(), acc.end(), 0);
+            lp_dot_args ka{a.data(), b.data(), acc.data(), K, K, n, K, mm, n};
+            fn(&ka);
+            int bad = 0;
+            for (int i = 0; i < mm; ++i)
+                for (int j = 0; j < n; ++j) bad += acc[size_t(i * n + j)] != want(j);
+            CHECK_MESSAGE(bad == 0, "m=", mm, " n=", n);
+        }
+    }
+}
+
+TEST_CASE("lp dot: the Highway backend reads a transposed B in place for M <= 4 and long K") {
+    anvil::cpu::set_max_isa_for_test(anvil_isa_avx2);
+    auto explain = [](int64_t M, int64_t K) {
+        std::string buf(4096, '\0');
+        size_t needed = 0;
+        REQUIRE(anvil_explain_gemm(anvil_dt_u8, anvil_dt_s8, 'N', 'T', M, 1000, K, buf.data(),
+                                   buf.size(), &needed) == anvil_success);
+        buf.resize(needed - 1);
+        return buf;
+    };
+    const std::string s = explain(2, 64);
+    if (s.find("backend=hwy:") == std::string::npos) {
+        MESSAGE("the avx2 tier's u8s8 backend is not Highway here: skipped\n", s);
+    } else {
+        CHECK(s.find("path=inplace_dot") != std::string::npos);
+        CHECK(s.find("Highway dot kernels") != std::string::npos);
+        CHECK(explain(1, 4096).find("path=inplace_dot") != std::string::npos);
+        CHECK(explain(5, 4096).find("path=inplace_dot") == std::string::npos);
+        CHECK(explain(2, 63).find("path=inplace_dot") == std::string::npos);
+        CHECK(explain(4, 512).find("path=inplace_dot") != std::string::npos);
+        CHECK(explain(3, 511).find("path=inplace_dot") == std::string::npos);
+    }
+    anvil::cpu::set_max_isa_for_test(tu::initial_isa_cap());
 }
 
 }  // TEST_SUITE

@@ -485,6 +485,7 @@ void LpBf16ToF32(const uint16_t *src, float *dst, int64_t n) { Bf16ToF32(src, ds
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "fallback/hwy_lp_dot.h"
 #include "fallback/hwy_dispatch_index.h"
 namespace anvil::fallback {
 namespace lp {
@@ -544,6 +545,10 @@ public:
         out->keep_alive.reset();  // static code
         out->name = d.kind == lowp::lp_kind::bf16 ? bf16_name_.c_str() : u8s8_name_.c_str();
         return anvil_success;
+    }
+    int dot_max_n(int m) const override { return hwy_lp_dot_max_n(k_.target, m); }
+    lowp::lp_dot_fn dot_kernel(int m, int n) const override {
+        return hwy_lp_dot_kernel(k_.target, m, n);
     }
     const hwy_lp_target &target() const { return k_; }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "anvil/anvil.h"
+#include "lowp/lp_dot.h"
 #include "lowp/lp_ukernel.h"
 
 namespace anvil::lowp {
@@ -43,6 +44,19 @@ public:
     virtual bool uses_tiles() const { return false; }
     virtual void configure_thread(const void *tile_config) const { (void)tile_config; }
     virtual void release_thread() const {}
+    // Dot kernels (lp_dot.h, u8s8 with B stored N x K read in place) that
+    // the backend supplies itself as static code (Highway): the widest n
+    // of an m-row kernel (0: none; the JIT's come from get_lp_dot_kernel)
+    // and the kernel for m rows, n columns (null outside 1..dot_max_n(m)).
+    virtual int dot_max_n(int m) const {
+        (void)m;
+        return 0;
+    }
+    virtual lp_dot_fn dot_kernel(int m, int n) const {
+        (void)m;
+        (void)n;
+        return nullptr;
+    }
 };
 
 // Calls kernel k of backend be on args a (configuring tiles first if k is a

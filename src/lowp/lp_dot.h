@@ -15,6 +15,10 @@
 // past the end of B rows; a prefetch never faults and reads nothing
 // architecturally.)
 //
+// Implementations: the JIT's (jit/jit_lp_dot_avx512, get_lp_dot_kernel
+// below) and Highway's for every other CPU (fallback/hwy_lp_dot.h, reached
+// through lp_backend::dot_kernel).
+//
 // Compared with lp_ukernel.h (a packed B panel, one k-group at a time),
 // each accumulator here is a vector of 16 partial dot products that is
 // reduced to one value at the end, so the kernel pays off when K is large

@@ -9,7 +9,9 @@ std::string explain_lp_gemm(const lp_backend &be, const lp_problem &p) {
     const lp_blocking b = choose_lp_blocking(p);
     std::string s;
     if (inplace_path_applies(be, p)) {
-        s = p.transb ? "path=inplace_dot (B read once in place, N x K rows; JIT dot kernels)"
+        s = p.transb ? (be.dot_max_n(1) > 0
+                            ? "path=inplace_dot (B read once in place, N x K rows; Highway dot kernels)"
+                            : "path=inplace_dot (B read once in place, N x K rows; JIT dot kernels)")
                      : "path=inplace_rowb (B read once in place, K x N rows; JIT row-B kernels)";
     } else {
         const int64_t m_blocks = (p.M + b.mc - 1) / b.mc;

@@ -43,20 +43,34 @@ constexpr int64_t kBf16MaxRows = 12;
 // Transposed B: below this K the dot kernels' final 16-lane reductions
 // cost more than the packing they save.
 constexpr int64_t kDotMinK = 64;
+// The Highway dot kernels (backends without VNNI JIT kernels): up to this
+// M one chunk of rows reads B once.  From K = 64 on (M <= 2) or 512 (3 or
+// 4 rows, whose tiles are 2 or 3 columns wide on AVX2, so the per-call
+// reductions weigh more) they beat packing B (measured on an AVX2 Zen 1,
+// 1 thread: 1x4096x4096 9.1 -> 13.8 GOP/s, 3x4096x4096 14 -> 25,
+// 1x4096x11008 8 -> 18.6, 2x512x512 22.8 -> 24.3; but 4x256x256 23 ->
+// 11.5 and 4x4096x128 25 -> 20).
+constexpr int64_t kHwyDotMaxRows = 4;
+constexpr int64_t kHwyDotMinK = 64;
+constexpr int64_t kHwyDotMinKWide = 512;  // 3 or 4 rows
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// The two kernel families behind one shape: kernel(m, n) for m <= rows
-// per chunk and n <= width(m).  Both take the same argument layout.
+// The kernel families behind one shape: kernel(m, n) for m <= rows per
+// chunk and n <= width(m).  All take the same argument layout.
 struct family {
     bool transposed = false;  // dot kernels (B is N x K)
     bool bf16 = false;        // bf16 rowb kernels (B row-major bf16)
+    // Dot kernels the backend supplies itself (Highway; lp_backend::
+    // dot_kernel) instead of the JIT's.
+    const lp_backend *own_dot = nullptr;
     int chunk_rows = 0;       // rows per kernel call
-    int (*width)(int m) = nullptr;
+    int widths[kMaxRows + 1] = {};  // width(m), m = 1..chunk_rows
     // Columns outer, chunks of rows inner: each strip of B (K x width)
     // comes from memory for the first chunk and from L2 for the others.
     bool columns_outer = false;
+    int width(int m) const { return widths[m]; }
 };
 
 // Rows of the chunk that starts at row r0.  int8 row-major B: the kernels'
@@ -69,25 +83,25 @@ int chunk_rows_at(const family &f, int64_t rows, int64_t r0) {
     return int(std::min<int64_t>(f.chunk_rows, rows - r0));
 }
 
-int dot_width(int m) { return dot_max_n(m); }
-int rowb_width(int m) { return rowb_max_n(m); }
-int rowb_bf16_width(int m) { return rowb_max_n_bf16(m); }
-int rowb_bf16_strip_width(int) { return kRowbBlockColsBf16; }
-
-family family_for(const lp_problem &p) {
+family family_for(const lp_backend &be, const lp_problem &p) {
     family f;
     f.transposed = p.transb;
     f.bf16 = p.kind == lp_kind::bf16;
+    if (p.transb && be.dot_max_n(1) > 0) f.own_dot = &be;
     // Dot kernels: 4 rows x 6..8 columns fill the 32 registers.  Row-B
     // kernels: 2 rows x 192 columns stream B best (measured: 4 rows x 64
     // columns touch 4 KiB pages of B four times as often per byte).
     f.chunk_rows = p.transb ? kDotMaxM : 2;
-    f.width = p.transb ? dot_width : f.bf16 ? rowb_bf16_width : rowb_width;
+    for (int m = 1; m <= f.chunk_rows; ++m)
+        f.widths[m] = f.own_dot ? be.dot_max_n(m)
+                      : p.transb ? dot_max_n(m)
+                      : f.bf16   ? rowb_max_n_bf16(m)
+                                 : rowb_max_n(m);
     if (f.bf16 && p.M > kRowbMaxRows) {
         // One chunk of up to 12 rows over 32-column strips: 24
         // accumulators, B interleaved once for all the rows.
         f.chunk_rows = kRowbMaxMBf16;
-        f.width = rowb_bf16_strip_width;
+        for (int m = 1; m <= f.chunk_rows; ++m) f.widths[m] = kRowbBlockColsBf16;
         f.columns_outer = true;
     }
     return f;
@@ -104,7 +118,11 @@ struct kernel_table {
 anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_table *kt) {
     if (kt->fn[m][n]) return anvil_success;
     anvil_status_t st;
-    if (f.transposed) {
+    if (f.own_dot) {
+        const lp_dot_fn fn = f.own_dot->dot_kernel(m, n);  // static code
+        kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
+        st = fn ? anvil_success : anvil_invalid_argument;
+    } else if (f.transposed) {
         lp_dot_fn fn = nullptr;
         st = get_lp_dot_kernel(make_lp_dot_desc(tier, m, n), &fn, &kt->keep[m][n]);
         kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
@@ -155,7 +173,7 @@ void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, co
         kt.fn[m][nn](&a);
     };
     if (f.columns_outer) {
-        const int w = f.width(0);  // one width for every chunk
+        const int w = f.width(1);  // one width for every chunk
         for (int64_t c = 0; c < n; c += w)
             for (int64_t r0 = 0; r0 < rows; r0 += f.chunk_rows)
                 call(r0, c, int(std::min<int64_t>(f.chunk_rows, rows - r0)),
@@ -184,6 +202,8 @@ bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
         return (cpu::effective_features() & need) == need &&
                be.tier() >= anvil_isa_avx512_core_bf16 && jit_state::usable();
     }
+    if (p.transb && be.dot_max_n(1) > 0)  // the backend's own (Highway) dot kernels
+        return p.M <= kHwyDotMaxRows && p.K >= (p.M <= 2 ? kHwyDotMinK : kHwyDotMinKWide);
     if (p.M > kMaxRows) return false;
     if (p.transb && p.K < kDotMinK) return false;
     if (!p.transb && p.M > kRowbMaxRows) return false;
@@ -193,7 +213,7 @@ bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
 }
 
 anvil_status_t run_inplace_path(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {
-    const family f = family_for(p);
+    const family f = family_for(be, p);
     const bool want_colsum = epi.needs_colsum;
     const int64_t rows = p.M + (want_colsum ? 1 : 0);
     lp_blocking b = choose_lp_blocking(p);
