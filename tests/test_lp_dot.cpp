@@ -146,6 +146,55 @@ std::string run_one(const kernel &k, const operands &ops, int m, int n, int64_t 
     return diff.empty() ? diff : what + ": " + diff;
 }
 
+// One kernel over a list of K values against lp_dot_scalar, the rows placed
+// at guard pages with padding, acc strides and offsets varying per call.
+struct tile_sweep {
+    tu::rng r;
+    operands ops;
+    tu::fault_reporter fr;
+    int64_t calls = 0, failed = 0;
+    explicit tile_sweep(uint64_t seed) : r(seed) {}
+    template <size_t kN>
+    void run(const kernel &k, int m, int n, const int64_t (&ks)[kN]) {
+        static const int64_t a_pads[] = {0, 1, 3, 17, 68};
+        static const int64_t b_pads[] = {5, 0, 64, 2, 33};
+        static const int64_t c_pads[] = {1, 0, 3, 9};
+        for (int64_t K : ks) {
+            const int v = int(calls++);
+            ops.place(r, m, n, K, a_pads[v % 5], b_pads[(v / 5 + v) % 5]);
+            const std::string diff = run_one(k, ops, m, n, K, c_pads[v % 4], v % 3, fr);
+            if (!diff.empty() && ++failed <= 10) FAIL_CHECK(diff);
+        }
+    }
+    void report(const std::string &what) const {
+        CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
+        MESSAGE(what, ": ", calls, " dot kernel calls checked");
+    }
+};
+
+// A all 255, B rows all +127 or all -128: with K = 70001 every dot product
+// is past the int32 range (255 * 127 * K > 2^31), upwards or downwards.
+struct wrap_operands {
+    static constexpr int64_t K = 70001;
+    std::vector<uint8_t> a = std::vector<uint8_t>(size_t(kDotMaxM * K), 255);
+    std::vector<uint8_t> b = std::vector<uint8_t>(size_t(kMaxN * K));
+    wrap_operands() {
+        for (int j = 0; j < kMaxN; ++j) std::memset(b.data() + j * K, j % 2 ? 0x80 : 0x7f, size_t(K));
+    }
+    static int64_t exact(int j) { return 255 * (j % 2 ? -128 : 127) * K; }
+    static int32_t want(int j) { return int32_t(uint32_t(uint64_t(exact(j)))); }
+    // Elements of an m x n call of fn that differ from want.
+    int bad(lp_dot_fn fn, int m, int n) const {
+        std::vector<int32_t> acc(size_t(m * n));
+        lp_dot_args args{a.data(), b.data(), acc.data(), K, K, n, K, m, n};
+        fn(&args);
+        int count = 0;
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) count += acc[size_t(i * n + j)] != want(j);
+        return count;
+    }
+};
+
 }  // namespace
 
 TEST_SUITE("once") {
@@ -200,77 +249,35 @@ TEST_CASE("lp dot: every tile and K tail matches lp_dot_scalar bitwise") {
         MESSAGE("lp dot kernels skipped: the CPU lacks AVX-512 VNNI");
         return;
     }
-    tu::rng r(20260310);
-    operands ops;
-    tu::fault_reporter fr;
-    const int64_t a_pads[] = {0, 1, 3, 17, 68};
-    const int64_t b_pads[] = {5, 0, 64, 2, 33};
-    const int64_t c_pads[] = {1, 0, 3, 9};
-    int64_t calls = 0, failed = 0;
+    tile_sweep sweep(20260310);
     for (int m = 1; m <= kDotMaxM; ++m)
-        for (int n = 1; n <= dot_max_n(m); ++n) {
-            const kernel k = get_kernel(m, n);
-            for (int64_t K : kKs) {
-                const int v = int(calls++);
-                ops.place(r, m, n, K, a_pads[v % 5], b_pads[(v / 5 + v) % 5]);
-                const std::string diff =
-                    run_one(k, ops, m, n, K, c_pads[v % 4], v % 3, fr);
-                if (!diff.empty() && ++failed <= 10) FAIL_CHECK(diff);
-            }
-        }
-    CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
-    MESSAGE(calls, " dot kernel calls checked");
+        for (int n = 1; n <= dot_max_n(m); ++n) sweep.run(get_kernel(m, n), m, n, kKs);
+    sweep.report("JIT");
 }
 
 TEST_CASE("lp dot: int32 sums wrap modulo 2^32") {
-    // A all 255, B rows all +127 or all -128: with K = 70001 every dot
-    // product is past the int32 range (255 * 127 * K > 2^31), upwards or
-    // downwards.  First the scalar definition against int64 arithmetic,
-    // then the kernels against it.
-    const int64_t K = 70001;
-    const int m = kDotMaxM;
-    std::vector<uint8_t> a(size_t(m * K), 255), b(size_t(kMaxN * K));
+    // First the scalar definition against int64 arithmetic, then the
+    // kernels against it.
+    const wrap_operands w;
     for (int j = 0; j < kMaxN; ++j)
-        std::memset(b.data() + j * K, j % 2 ? 0x80 : 0x7f, size_t(K));
-    auto want = [&](int j) {
-        const int64_t exact = 255 * (j % 2 ? -128 : 127) * K;
-        REQUIRE((exact > INT32_MAX || exact < INT32_MIN));
-        return int32_t(uint32_t(uint64_t(exact)));
-    };
-    std::vector<int32_t> acc(size_t(m * kMaxN));
-    lp_dot_args args{a.data(), b.data(), acc.data(), K, K, kMaxN, K, m, kMaxN};
-    anvil::lowp::lp_dot_scalar(&args);
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j < kMaxN; ++j) CHECK(acc[size_t(i * kMaxN + j)] == want(j));
-
+        REQUIRE((wrap_operands::exact(j) > INT32_MAX || wrap_operands::exact(j) < INT32_MIN));
+    CHECK(w.bad(anvil::lowp::lp_dot_scalar, kDotMaxM, kMaxN) == 0);
     if (!cpu_has_dot()) {
         MESSAGE("lp dot kernels skipped: the CPU lacks AVX-512 VNNI");
         return;
     }
-    for (int mm = 1; mm <= kDotMaxM; ++mm) {
-        const int n = dot_max_n(mm);
-        const kernel k = get_kernel(mm, n);
-        std::fill(acc.begin(), acc.end(), 0);
-        lp_dot_args ka{a.data(), b.data(), acc.data(), K, K, n, K, mm, n};
-        k.fn(&ka);
-        int bad = 0;
-        for (int i = 0; i < mm; ++i)
-            for (int j = 0; j < n; ++j) bad += acc[size_t(i * n + j)] != want(j);
-        CHECK_MESSAGE(bad == 0, "m=", mm, " n=", n);
+    for (int m = 1; m <= kDotMaxM; ++m) {
+        const int n = dot_max_n(m);
+        const kernel k = get_kernel(m, n);
+        CHECK_MESSAGE(w.bad(k.fn, m, n) == 0, "m=", m, " n=", n);
     }
 }
 
 TEST_CASE("lp dot: Highway kernels of every compiled target, every tile and K tail, bitwise") {
     const int64_t ks[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 4097};
-    tu::rng r(20261205);
-    operands ops;
-    tu::fault_reporter fr;
-    const int64_t a_pads[] = {0, 1, 3, 17, 68};
-    const int64_t b_pads[] = {5, 0, 64, 2, 33};
-    const int64_t c_pads[] = {1, 0, 3, 9};
     for (const auto &t : anvil::fallback::compiled_lp_targets()) {
         CAPTURE(std::string(t.name));
-        int64_t calls = 0, failed = 0;
+        tile_sweep sweep(20261205);
         CHECK(anvil::fallback::hwy_lp_dot_max_n(t.target, 0) == 0);
         CHECK(anvil::fallback::hwy_lp_dot_max_n(t.target, kDotMaxM + 1) == 0);
         for (int m = 1; m <= kDotMaxM; ++m) {
@@ -283,41 +290,22 @@ TEST_CASE("lp dot: Highway kernels of every compiled target, every tile and K ta
                 kernel k;
                 k.fn = anvil::fallback::hwy_lp_dot_kernel(t.target, m, n);
                 REQUIRE(bool(k.fn));
-                for (int64_t K : ks) {
-                    const int v = int(calls++);
-                    ops.place(r, m, n, K, a_pads[v % 5], b_pads[(v / 5 + v) % 5]);
-                    const std::string diff = run_one(k, ops, m, n, K, c_pads[v % 4], v % 3, fr);
-                    if (!diff.empty() && ++failed <= 10) FAIL_CHECK(diff);
-                }
+                sweep.run(k, m, n, ks);
             }
         }
-        CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
-        MESSAGE(std::string(t.name), ": ", calls, " Highway dot kernel calls checked");
+        sweep.report(std::string("Highway ") + t.name);
     }
 }
 
 TEST_CASE("lp dot: Highway kernels' int32 sums wrap modulo 2^32") {
-    // As above: every dot product past the int32 range, up- or downwards.
-    const int64_t K = 70001;
-    const int m = kDotMaxM;
-    std::vector<uint8_t> a(size_t(m * K), 255), b(size_t(kMaxN * K));
-    for (int j = 0; j < kMaxN; ++j)
-        std::memset(b.data() + j * K, j % 2 ? 0x80 : 0x7f, size_t(K));
-    auto want = [&](int j) { return int32_t(uint32_t(uint64_t(255 * (j % 2 ? -128 : 127) * K))); };
-    std::vector<int32_t> acc(size_t(m * kMaxN));
+    const wrap_operands w;
     for (const auto &t : anvil::fallback::compiled_lp_targets()) {
         CAPTURE(std::string(t.name));
-        for (int mm = 1; mm <= kDotMaxM; ++mm) {
-            const int n = anvil::fallback::hwy_lp_dot_max_n(t.target, mm);
-            const lp_dot_fn fn = anvil::fallback::hwy_lp_dot_kernel(t.target, mm, n);
+        for (int m = 1; m <= kDotMaxM; ++m) {
+            const int n = anvil::fallback::hwy_lp_dot_max_n(t.target, m);
+            const lp_dot_fn fn = anvil::fallback::hwy_lp_dot_kernel(t.target, m, n);
             REQUIRE(bool(fn));
-            std::fill(acc.begin(), acc.end(), 0);
-            lp_dot_args ka{a.data(), b.data(), acc.data(), K, K, n, K, mm, n};
-            fn(&ka);
-            int bad = 0;
-            for (int i = 0; i < mm; ++i)
-                for (int j = 0; j < n; ++j) bad += acc[size_t(i * n + j)] != want(j);
-            CHECK_MESSAGE(bad == 0, "m=", mm, " n=", n);
+            CHECK_MESSAGE(w.bad(fn, m, n) == 0, "m=", m, " n=", n);
         }
     }
 }
