@@ -59,6 +59,20 @@ std::vector<shape> shape_mix(int trans, int count, uint64_t seed) {
         s.pad_c = t % 2 == 0 ? 0 : r.ival(1, 9);
         out.push_back(s);
     }
+    // Few rows over a long K: with B 'T' the in-place dot paths (the JIT's
+    // up to M = 16 from K = 64; Highway's M <= 2 from K = 64, M <= 4 from
+    // K = 512), which the walk above never reaches.
+    const int64_t few_rows[][3] = {{1, 33, 1001}, {2, 17, 64}, {3, 31, 613}, {4, 16, 515}};
+    for (const auto &f : few_rows) {
+        shape s;
+        s.ta = kTrans[trans][0];
+        s.tb = kTrans[trans][1];
+        s.M = f[0];
+        s.N = f[1];
+        s.K = f[2];
+        s.pad_b = f[0] % 2 ? 0 : 5;
+        out.push_back(s);
+    }
     return out;
 }
 
