@@ -469,7 +469,7 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
     // Also M = 3 and 11 with row-major B: the in-place bf16 rowb paths (2-row
     // chunks, one 11-row chunk) under avx512_core_bf16, packed kernels below.
     const int64_t Ms = 3, Ms2 = 11;
-    std::vector<float> ref_f, ref_small;
+    std::vector<float> ref_f, ref_small, ref_bdot;
     std::vector<int32_t> ref_i, ref_s, ref_rb, ref_dot;
     const anvil_isa_t caps[] = {anvil_isa_scalar, anvil_isa_avx2, anvil_isa_avx512_core,
                                 anvil_isa_avx512_core_vnni, anvil_isa_avx512_core_bf16};
@@ -527,7 +527,25 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
                 Cdot.insert(Cdot.end(), Cm.begin(), Cm.end());
                 Cdot.insert(Cdot.end(), Cms.begin(), Cms.end());
             }
+        // bf16 with B stored N x K, M = 1..5, K = 613, a B row stride past
+        // K: Highway's in-place dot kernels (M <= 4, below the bf16 JIT
+        // tier) add in the packed kernels' order, so they too give the
+        // packed path's bits.
+        std::vector<float> Cbdot;
+        {
+            std::vector<uint16_t> Btb(size_t(N * ldb_t)), Adb(size_t(5 * Kd));
+            tu::rng rb(62);
+            for (auto &v : Btb) v = lt::bf16_frac(rb);
+            for (auto &v : Adb) v = lt::bf16_frac(rb);
+            for (int64_t m = 1; m <= 5; ++m) {
+                std::vector<float> Cm(size_t(m * N));
+                REQUIRE(anvil_gemm_bf16bf16f32('N', 'T', m, N, Kd, 1.0f, Adb.data(), Kd, Btb.data(), ldb_t,
+                                               0.0f, Cm.data(), N) == anvil_success);
+                Cbdot.insert(Cbdot.end(), Cm.begin(), Cm.end());
+            }
+        }
         if (ref_f.empty()) {
+            ref_bdot = Cbdot;
             ref_f = C;
             ref_small = Csmall;
             ref_i = Ci;
@@ -537,6 +555,7 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
             continue;
         }
         CHECK(Cdot == ref_dot);
+        CHECK(std::memcmp(Cbdot.data(), ref_bdot.data(), Cbdot.size() * 4) == 0);
         CHECK(Crb == ref_rb);
         CHECK(std::memcmp(C.data(), ref_f.data(), C.size() * 4) == 0);
         CHECK(std::memcmp(Csmall.data(), ref_small.data(), Csmall.size() * 4) == 0);

@@ -546,9 +546,13 @@ public:
         out->name = d.kind == lowp::lp_kind::bf16 ? bf16_name_.c_str() : u8s8_name_.c_str();
         return anvil_success;
     }
-    int dot_max_n(int m) const override { return hwy_lp_dot_max_n(k_.target, m); }
-    lowp::lp_dot_fn dot_kernel(int m, int n) const override {
-        return hwy_lp_dot_kernel(k_.target, m, n);
+    int dot_max_n(lowp::lp_kind kind, int m) const override {
+        return kind == lowp::lp_kind::bf16 ? hwy_lp_dot_bf16_max_n(k_.target, m)
+                                           : hwy_lp_dot_max_n(k_.target, m);
+    }
+    lowp::lp_dot_fn dot_kernel(lowp::lp_kind kind, int m, int n) const override {
+        return kind == lowp::lp_kind::bf16 ? hwy_lp_dot_bf16_kernel(k_.target, m, n)
+                                           : hwy_lp_dot_kernel(k_.target, m, n);
     }
     const hwy_lp_target &target() const { return k_; }
 

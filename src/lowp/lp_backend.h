@@ -44,15 +44,18 @@ public:
     virtual bool uses_tiles() const { return false; }
     virtual void configure_thread(const void *tile_config) const { (void)tile_config; }
     virtual void release_thread() const {}
-    // Dot kernels (lp_dot.h, u8s8 with B stored N x K read in place) that
-    // the backend supplies itself as static code (Highway): the widest n
-    // of an m-row kernel (0: none; the JIT's come from get_lp_dot_kernel)
-    // and the kernel for m rows, n columns (null outside 1..dot_max_n(m)).
-    virtual int dot_max_n(int m) const {
+    // Dot kernels (lp_dot.h: u8s8, and bf16 with fp32 sums; B stored N x K
+    // read in place) that the backend supplies itself as static code
+    // (Highway): the widest n of an m-row kernel of `kind` (0: none; the
+    // JIT's u8s8 ones come from get_lp_dot_kernel) and the kernel for m
+    // rows, n columns (null outside 1..dot_max_n(kind, m)).
+    virtual int dot_max_n(lp_kind kind, int m) const {
+        (void)kind;
         (void)m;
         return 0;
     }
-    virtual lp_dot_fn dot_kernel(int m, int n) const {
+    virtual lp_dot_fn dot_kernel(lp_kind kind, int m, int n) const {
+        (void)kind;
         (void)m;
         (void)n;
         return nullptr;

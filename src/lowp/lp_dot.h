@@ -19,6 +19,24 @@
 // below) and Highway's for every other CPU (fallback/hwy_lp_dot.h, reached
 // through lp_backend::dot_kernel).
 //
+// bf16 dot kernels (Highway only: fallback/hwy_lp_dot.h) take the same
+// arguments with B holding bf16 (2-byte elements), A holding its bf16
+// values widened to float (4-byte elements: the caller widens its few rows
+// once, not every tile), acc holding float; a_rs and b_rs in bytes, k
+// counts elements.  They add the
+// products in the packed kernels' order (lp_ukernel.h), pair by pair:
+//
+//   acc(i, j) = 0;  for g = 0 .. ceil(K / 2) - 1:
+//     acc(i, j) = acc(i, j) + A(i, 2g+1) * B(j, 2g+1)
+//     acc(i, j) = acc(i, j) + A(i, 2g) * B(j, 2g)
+//
+// each product and each sum rounded to fp32 (the products of two bf16 are
+// exact unless they overflow or leave the normal range), with A(i, K) =
+// B(j, K) = 0 for odd K (added like the packed path's zero padding, never
+// read).  So the results equal the packed path's bit for bit and the bf16
+// GEMM stays bitwise identical under every ISA cap.  As for int8: no
+// element past A(i, K-1) or B(j, K-1) is read.
+//
 // Compared with lp_ukernel.h (a packed B panel, one k-group at a time),
 // each accumulator here is a vector of 16 partial dot products that is
 // reduced to one value at the end, so the kernel pays off when K is large

@@ -9,7 +9,7 @@ std::string explain_lp_gemm(const lp_backend &be, const lp_problem &p) {
     const lp_blocking b = choose_lp_blocking(p);
     std::string s;
     if (inplace_path_applies(be, p)) {
-        s = p.transb ? (be.dot_max_n(1) > 0
+        s = p.transb ? (be.dot_max_n(p.kind, 1) > 0
                             ? "path=inplace_dot (B read once in place, N x K rows; Highway dot kernels)"
                             : "path=inplace_dot (B read once in place, N x K rows; JIT dot kernels)")
                      : "path=inplace_rowb (B read once in place, K x N rows; JIT row-B kernels)";

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "cpu/isa.h"
+#include "lowp/bf16_convert.h"
 #include "lowp/lp_dot.h"
 #include "lowp/lp_pack.h"
 #include "lowp/lp_rowb.h"
@@ -53,6 +54,14 @@ constexpr int64_t kDotMinK = 64;
 constexpr int64_t kHwyDotMaxRows = 4;
 constexpr int64_t kHwyDotMinK = 64;
 constexpr int64_t kHwyDotMinKWide = 512;  // 3 or 4 rows
+// bf16 (Highway, B stored N x K): the kernels transpose 4 x 4 blocks of B
+// pairs in registers to keep the packed path's order; the same rows, from
+// K = 128 (M <= 2) or 512 (measured on the AVX2 Zen 1, 1 thread, best of
+// 3 alternating runs, GFLOP/s packed -> in place: 1x4096x4096 4.9 -> 7.7,
+// 2x4096x4096 7.4 -> 12.2, 4x4096x4096 11.1 -> 14.8, 1x4096x11008 3.1 ->
+// 6.9, 2x1024x128 8.6 -> 12.8, 4x1024x512 14.0 -> 14.5; but 2x256x64 11.0
+// -> 8.0 and 1x1024x64 7.6 -> 7.2).
+constexpr int64_t kHwyDotBf16MinK = 128;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -61,10 +70,11 @@ int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 // chunk and n <= width(m).  All take the same argument layout.
 struct family {
     bool transposed = false;  // dot kernels (B is N x K)
-    bool bf16 = false;        // bf16 rowb kernels (B row-major bf16)
+    bool bf16 = false;        // bf16 kernels (rowb: JIT; dot: Highway)
     // Dot kernels the backend supplies itself (Highway; lp_backend::
-    // dot_kernel) instead of the JIT's.
+    // dot_kernel: int8, and the only bf16 ones) instead of the JIT's.
     const lp_backend *own_dot = nullptr;
+    lp_kind kind = lp_kind::u8s8;
     int chunk_rows = 0;       // rows per kernel call
     int widths[kMaxRows + 1] = {};  // width(m), m = 1..chunk_rows
     // Columns outer, chunks of rows inner: each strip of B (K x width)
@@ -87,17 +97,18 @@ family family_for(const lp_backend &be, const lp_problem &p) {
     family f;
     f.transposed = p.transb;
     f.bf16 = p.kind == lp_kind::bf16;
-    if (p.transb && be.dot_max_n(1) > 0) f.own_dot = &be;
+    f.kind = p.kind;
+    if (p.transb && be.dot_max_n(p.kind, 1) > 0) f.own_dot = &be;
     // Dot kernels: 4 rows x 6..8 columns fill the 32 registers.  Row-B
     // kernels: 2 rows x 192 columns stream B best (measured: 4 rows x 64
     // columns touch 4 KiB pages of B four times as often per byte).
     f.chunk_rows = p.transb ? kDotMaxM : 2;
     for (int m = 1; m <= f.chunk_rows; ++m)
-        f.widths[m] = f.own_dot ? be.dot_max_n(m)
+        f.widths[m] = f.own_dot ? be.dot_max_n(p.kind, m)
                       : p.transb ? dot_max_n(m)
                       : f.bf16   ? rowb_max_n_bf16(m)
                                  : rowb_max_n(m);
-    if (f.bf16 && p.M > kRowbMaxRows) {
+    if (f.bf16 && !p.transb && p.M > kRowbMaxRows) {
         // One chunk of up to 12 rows over 32-column strips: 24
         // accumulators, B interleaved once for all the rows.
         f.chunk_rows = kRowbMaxMBf16;
@@ -107,28 +118,35 @@ family family_for(const lp_backend &be, const lp_problem &p) {
     return f;
 }
 
-// Kernels by (rows, columns); fetched before anything is written.
+// Kernels by (rows, columns); fetched before anything is written.  A call
+// uses a few (rows, columns) pairs (fetch_kernels), so the JIT code's
+// keep-alive handles sit in a short list, not one per table cell (a
+// table of 2,500 shared_ptrs to build and destroy weighed on small calls).
 struct kernel_table {
     static constexpr int kMaxN = 192;
     static constexpr int kMaxM = kRowbMaxMBf16 > kRowbMaxM ? kRowbMaxMBf16 : kRowbMaxM;
+    static constexpr int kMaxKept = 4 * (kMaxM + 1);
     void (*fn[kMaxM + 1][kMaxN + 1])(const void *) = {};
-    std::shared_ptr<const void> keep[kMaxM + 1][kMaxN + 1];
+    std::shared_ptr<const void> keep[kMaxKept];
+    int kept = 0;
 };
 
 anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_table *kt) {
     if (kt->fn[m][n]) return anvil_success;
+    if (kt->kept == kernel_table::kMaxKept) return anvil_runtime_error;  // cannot happen
+    std::shared_ptr<const void> &keep = kt->keep[kt->kept++];
     anvil_status_t st;
     if (f.own_dot) {
-        const lp_dot_fn fn = f.own_dot->dot_kernel(m, n);  // static code
+        const lp_dot_fn fn = f.own_dot->dot_kernel(f.kind, m, n);  // static code
         kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
         st = fn ? anvil_success : anvil_invalid_argument;
     } else if (f.transposed) {
         lp_dot_fn fn = nullptr;
-        st = get_lp_dot_kernel(make_lp_dot_desc(tier, m, n), &fn, &kt->keep[m][n]);
+        st = get_lp_dot_kernel(make_lp_dot_desc(tier, m, n), &fn, &keep);
         kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
     } else {
         lp_rowb_fn fn = nullptr;
-        st = get_lp_rowb_kernel(make_lp_rowb_desc(tier, m, n, f.bf16), &fn, &kt->keep[m][n]);
+        st = get_lp_rowb_kernel(make_lp_rowb_desc(tier, m, n, f.bf16), &fn, &keep);
         kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
     }
     return st;
@@ -162,7 +180,7 @@ void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, co
         // order; only where B's column j starts differs.
         lp_dot_args a;
         a.a = a_rows + r0 * a_rs;
-        a.b = f.transposed ? b + (j0 + c) * p.ldb : b + (j0 + c) * eb;
+        a.b = b + (j0 + c) * (f.transposed ? p.ldb * eb : eb);
         a.acc = acc + r0 * acc_ld + c;
         a.a_rs = a_rs;
         a.b_rs = p.ldb * eb;
@@ -196,13 +214,15 @@ static_assert(offsetof(lp_dot_args, n) == offsetof(lp_rowb_args, n), "the in-pla
 bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
     if (p.packed_b || p.zero_product) return false;
     if (p.kind == lp_kind::bf16) {
-        // Row-major B only (there are no bf16 dot kernels).
-        if (p.transb || p.M > kBf16MaxRows) return false;
+        if (p.transb)  // Highway's dot kernels (there are no JIT bf16 ones)
+            return be.dot_max_n(p.kind, 1) > 0 && p.M <= kHwyDotMaxRows &&
+                   p.K >= (p.M <= 2 ? kHwyDotBf16MinK : kHwyDotMinKWide);
+        if (p.M > kBf16MaxRows) return false;
         const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_bf16;
         return (cpu::effective_features() & need) == need &&
                be.tier() >= anvil_isa_avx512_core_bf16 && jit_state::usable();
     }
-    if (p.transb && be.dot_max_n(1) > 0)  // the backend's own (Highway) dot kernels
+    if (p.transb && be.dot_max_n(p.kind, 1) > 0)  // the backend's own (Highway) dot kernels
         return p.M <= kHwyDotMaxRows && p.K >= (p.M <= 2 ? kHwyDotMinK : kHwyDotMinKWide);
     if (p.M > kMaxRows) return false;
     if (p.transb && p.K < kDotMinK) return false;
@@ -228,7 +248,10 @@ anvil_status_t run_inplace_path(const lp_backend &be, const lp_problem &p, const
     // The kernels may read a row up to K rounded up to 4 (zero-padded).
     const int64_t a_rs = a_row_bytes(b.kg);
     const int64_t a_bytes = round_up(rows * a_rs, 64);
-    auto *abuf = static_cast<uint8_t *>(scratch_apack().get(a_bytes + p.M * 4));
+    // Highway's bf16 dot kernels take A's rows widened to fp32 (lp_dot.h).
+    const bool widen_a = f.bf16 && f.own_dot;
+    const int64_t wide_rs = widen_a ? round_up(p.K * 4, 64) : 0;
+    auto *abuf = static_cast<uint8_t *>(scratch_apack().get(a_bytes + round_up(p.M * 4, 64) + rows * wide_rs));
     if (!abuf) return anvil_out_of_memory;
     int32_t *rowsum = epi.needs_rowsum ? reinterpret_cast<int32_t *>(abuf + a_bytes) : nullptr;
     pack_a(p.a_elem, p.transa, p.K, p.A, p.lda, 0, p.M, abuf, a_rs, rowsum);
@@ -236,6 +259,17 @@ anvil_status_t run_inplace_path(const lp_backend &be, const lp_problem &p, const
         uint8_t *ones = abuf + p.M * a_rs;
         std::memset(ones, 1, size_t(p.K));
         std::memset(ones + p.K, 0, size_t(b.kg * kGroupBytes - p.K));
+    }
+    // What the kernels read: the packed rows, or their fp32 copies.
+    const uint8_t *a_rows = abuf;
+    int64_t a_rows_rs = a_rs;
+    if (widen_a) {
+        uint8_t *wide = abuf + a_bytes + round_up(p.M * 4, 64);
+        for (int64_t i = 0; i < rows; ++i)
+            convert_bf16_to_f32(reinterpret_cast<const uint16_t *>(abuf + i * a_rs),
+                                reinterpret_cast<float *>(wide + i * wide_rs), p.K);
+        a_rows = wide;
+        a_rows_rs = wide_rs;
     }
 
     const int64_t n_blocks = ceil_div(p.N, b.nc);
@@ -247,7 +281,7 @@ anvil_status_t run_inplace_path(const lp_backend &be, const lp_problem &p, const
     auto task = [&](int64_t t, uint8_t *slot) {
         const int64_t j0 = t * b.nc, n = std::min(b.nc, p.N - j0);
         auto *acc = reinterpret_cast<int32_t *>(slot);
-        run_chunks(f, kt, p, abuf, a_rs, rows, j0, n, acc, acc_ld);
+        run_chunks(f, kt, p, a_rows, a_rows_rs, rows, j0, n, acc, acc_ld);
         lp_block blk;
         blk.acc = acc;
         blk.acc_ld = acc_ld;
