@@ -528,20 +528,25 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
                 Cdot.insert(Cdot.end(), Cms.begin(), Cms.end());
             }
         // bf16 with B stored N x K, M = 1..5, K = 613, a B row stride past
-        // K: Highway's in-place dot kernels (M <= 4, below the bf16 JIT
-        // tier) add in the packed kernels' order, so they too give the
-        // packed path's bits.
+        // K, and with B row-major: Highway's in-place dot and row-B kernels
+        // (M <= 4, below the bf16 JIT tier) add in the packed kernels'
+        // order, so they too give the packed path's bits.
         std::vector<float> Cbdot;
         {
-            std::vector<uint16_t> Btb(size_t(N * ldb_t)), Adb(size_t(5 * Kd));
+            std::vector<uint16_t> Btb(size_t(std::max(N * ldb_t, Kd * (N + 3)))), Adb(size_t(5 * Kd));
             tu::rng rb(62);
             for (auto &v : Btb) v = lt::bf16_frac(rb);
             for (auto &v : Adb) v = lt::bf16_frac(rb);
             for (int64_t m = 1; m <= 5; ++m) {
-                std::vector<float> Cm(size_t(m * N));
+                std::vector<float> Cm(size_t(m * N)), Cn(size_t(m * N));
                 REQUIRE(anvil_gemm_bf16bf16f32('N', 'T', m, N, Kd, 1.0f, Adb.data(), Kd, Btb.data(), ldb_t,
                                                0.0f, Cm.data(), N) == anvil_success);
+                // And B row-major (Kd x N, ldb N + 3): Highway's row-B
+                // kernels for M <= 4.
+                REQUIRE(anvil_gemm_bf16bf16f32('N', 'N', m, N, Kd, 1.0f, Adb.data(), Kd, Btb.data(), N + 3,
+                                               0.0f, Cn.data(), N) == anvil_success);
                 Cbdot.insert(Cbdot.end(), Cm.begin(), Cm.end());
+                Cbdot.insert(Cbdot.end(), Cn.begin(), Cn.end());
             }
         }
         if (ref_f.empty()) {

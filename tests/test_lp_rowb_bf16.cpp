@@ -7,6 +7,9 @@
 // its element K rounded up to 2 (the packed A's zero).  acc is a
 // sentinel-filled block of which only rows < m, columns < n may change.
 //
+// The Highway kernels (fallback/hwy_lp_rowb.h, any n) of every compiled
+// target the CPU supports take the same checks, with n also past 192.
+//
 // The kernels look at the detected CPU, not the ISA cap: the suite runs once.
 #include <doctest/doctest.h>
 
@@ -17,6 +20,8 @@
 
 #include "anvil/anvil.h"
 #include "cpu/isa.h"
+#include "fallback/hwy_lowp.h"
+#include "fallback/hwy_lp_rowb.h"
 #include "lowp/lp_ref.h"
 #include "lowp/lp_rowb.h"
 #include "test_util.h"
@@ -32,7 +37,7 @@ using anvil::lowp::rowb_max_n_bf16;
 
 const int kNs[] = {1, 3, 4, 5, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 95, 96, 97, 129, 160, 191, 192};
 const int64_t kKs[] = {1, 2, 3, 4, 5, 7, 63, 64, 65, 1000, 1001, 4096};
-constexpr int kMaxN = 192;
+constexpr int kMaxN = 512;  // the Highway kernels take any n
 constexpr int64_t kMaxK = 4096;
 constexpr int64_t kMaxPad = 40;
 
@@ -175,6 +180,64 @@ TEST_CASE("lp rowb bf16: every m, column tail and K parity matches lp_rowb_scala
         }
     CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
     MESSAGE(calls, " bf16 rowb kernel calls checked");
+}
+
+TEST_CASE("lp rowb bf16: Highway kernels of every compiled target match lp_rowb_scalar_bf16 bitwise") {
+    const int wide_ns[] = {255, 256, 257, 511, 512};
+    const int64_t wide_ks[] = {1, 2, 3, 64, 65};
+    for (const auto &t : anvil::fallback::compiled_lp_targets()) {
+        CAPTURE(std::string(t.name));
+        CHECK(!anvil::fallback::hwy_lp_rowb_bf16_kernel(t.target, 0));
+        CHECK(!anvil::fallback::hwy_lp_rowb_bf16_kernel(t.target, anvil::lowp::kRowbMaxM + 1));
+        tu::rng r(20261205);
+        operands ops;
+        tu::fault_reporter fr;
+        const int64_t b_pads[] = {0, 1, 3, 17, 32, 5, 2};
+        const int64_t c_pads[] = {1, 0, 3, 9};
+        int64_t calls = 0, failed = 0;
+        auto check = [&](const kernel &k, int m, int n, int64_t K) {
+            const int v = int(calls++);
+            ops.place_a(r, m, K, v % 3);
+            ops.place_b(r, n, K, b_pads[(v / 2 + v) % 7], v % 2 == 0);
+            const std::string diff = run_one(k, ops, m, n, K, c_pads[v % 4], fr);
+            if (!diff.empty() && ++failed <= 10) FAIL_CHECK(diff);
+        };
+        for (int m = 1; m <= anvil::lowp::kRowbMaxM; ++m) {
+            kernel k;
+            k.fn = anvil::fallback::hwy_lp_rowb_bf16_kernel(t.target, m);
+            REQUIRE(bool(k.fn));
+            for (int n : kNs)
+                for (int64_t K : kKs) check(k, m, n, K);
+            for (int n : wide_ns)
+                for (int64_t K : wide_ks) check(k, m, n, K);
+        }
+        CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
+        MESSAGE("Highway ", std::string(t.name), ": ", calls, " bf16 rowb kernel calls checked");
+    }
+}
+
+TEST_CASE("lp rowb bf16: the Highway backend reads a row-major bf16 B in place for M <= 4 and K x N >= 4096") {
+    anvil::cpu::set_max_isa_for_test(anvil_isa_avx2);
+    auto explain = [](int64_t M, char tb, int64_t N = 1000, int64_t K = 300) {
+        std::string buf(4096, '\0');
+        size_t needed = 0;
+        REQUIRE(anvil_explain_gemm(anvil_dt_bf16, anvil_dt_bf16, 'N', tb, M, N, K, buf.data(),
+                                   buf.size(), &needed) == anvil_success);
+        buf.resize(needed - 1);
+        return buf;
+    };
+    const std::string s = explain(1, 'N');
+    if (s.find("backend=hwy:") == std::string::npos) {
+        MESSAGE("the avx2 tier's bf16 backend is not Highway here: skipped\n", s);
+    } else {
+        CHECK(s.find("path=inplace_rowb") != std::string::npos);
+        CHECK(s.find("Highway row-B kernels") != std::string::npos);
+        CHECK(explain(4, 'N').find("path=inplace_rowb") != std::string::npos);
+        CHECK(explain(5, 'N').find("path=inplace") == std::string::npos);
+        CHECK(explain(4, 'N', 4, 1024).find("path=inplace_rowb") != std::string::npos);
+        CHECK(explain(4, 'N', 4, 1023).find("path=inplace_rowb") == std::string::npos);
+    }
+    anvil::cpu::set_max_isa_for_test(tu::initial_isa_cap());
 }
 
 }  // TEST_SUITE

@@ -486,6 +486,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include "fallback/hwy_lp_dot.h"
+#include "fallback/hwy_lp_rowb.h"
 #include "fallback/hwy_dispatch_index.h"
 namespace anvil::fallback {
 namespace lp {
@@ -553,6 +554,12 @@ public:
     lowp::lp_dot_fn dot_kernel(lowp::lp_kind kind, int m, int n) const override {
         return kind == lowp::lp_kind::bf16 ? hwy_lp_dot_bf16_kernel(k_.target, m, n)
                                            : hwy_lp_dot_kernel(k_.target, m, n);
+    }
+    int rowb_cols(lowp::lp_kind kind) const override {
+        return kind == lowp::lp_kind::bf16 ? kHwyRowbBf16Cols : 0;
+    }
+    lowp::lp_rowb_fn rowb_kernel(lowp::lp_kind kind, int m) const override {
+        return kind == lowp::lp_kind::bf16 ? hwy_lp_rowb_bf16_kernel(k_.target, m) : nullptr;
     }
     const hwy_lp_target &target() const { return k_; }
 

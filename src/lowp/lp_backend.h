@@ -7,6 +7,7 @@
 
 #include "anvil/anvil.h"
 #include "lowp/lp_dot.h"
+#include "lowp/lp_rowb.h"
 #include "lowp/lp_ukernel.h"
 
 namespace anvil::lowp {
@@ -58,6 +59,19 @@ public:
         (void)kind;
         (void)m;
         (void)n;
+        return nullptr;
+    }
+    // Row-B kernels (lp_rowb.h, B stored K x N read in place) that the
+    // backend supplies itself (Highway, bf16): columns per call (0: none;
+    // the JIT's come from get_lp_rowb_kernel) and the kernel for m rows,
+    // which takes any n (null when m is out of range).
+    virtual int rowb_cols(lp_kind kind) const {
+        (void)kind;
+        return 0;
+    }
+    virtual lp_rowb_fn rowb_kernel(lp_kind kind, int m) const {
+        (void)kind;
+        (void)m;
         return nullptr;
     }
 };

@@ -12,7 +12,9 @@ std::string explain_lp_gemm(const lp_backend &be, const lp_problem &p) {
         s = p.transb ? (be.dot_max_n(p.kind, 1) > 0
                             ? "path=inplace_dot (B read once in place, N x K rows; Highway dot kernels)"
                             : "path=inplace_dot (B read once in place, N x K rows; JIT dot kernels)")
-                     : "path=inplace_rowb (B read once in place, K x N rows; JIT row-B kernels)";
+                     : (be.rowb_cols(p.kind) > 0
+                            ? "path=inplace_rowb (B read once in place, K x N rows; Highway row-B kernels)"
+                            : "path=inplace_rowb (B read once in place, K x N rows; JIT row-B kernels)");
     } else {
         const int64_t m_blocks = (p.M + b.mc - 1) / b.mc;
         const char *pack_b = p.packed_b ? "prepacked"

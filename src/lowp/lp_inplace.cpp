@@ -62,6 +62,13 @@ constexpr int64_t kHwyDotMinKWide = 512;  // 3 or 4 rows
 // 6.9, 2x1024x128 8.6 -> 12.8, 4x1024x512 14.0 -> 14.5; but 2x256x64 11.0
 // -> 8.0 and 1x1024x64 7.6 -> 7.2).
 constexpr int64_t kHwyDotBf16MinK = 128;
+// bf16 (Highway, row-major B, M <= 4): the row-B kernels keep the packed
+// path's order with no transpose; from K x N = 4096 on they beat packing B
+// per call (same runs, GFLOP/s: 1x4096x4096 2.9 -> 7.3, 2x4096x4096 4.9 ->
+// 11.0, 4x4096x4096 6.7 -> 9.7, 4x11008x4096 6.5 -> 11.8, 1x64x64 3.0 ->
+// 3.4; 1x64x16 1.9 -> 1.85, 1x16x16 1.1 -> 0.5: below, the path's set-up
+// costs more than packing).
+constexpr int64_t kHwyRowbBf16MinKN = 4096;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -74,6 +81,9 @@ struct family {
     // Dot kernels the backend supplies itself (Highway; lp_backend::
     // dot_kernel: int8, and the only bf16 ones) instead of the JIT's.
     const lp_backend *own_dot = nullptr;
+    // Row-B kernels the backend supplies itself (Highway bf16; lp_backend::
+    // rowb_kernel), which take any number of columns: one per row count.
+    const lp_backend *own_rowb = nullptr;
     lp_kind kind = lp_kind::u8s8;
     int chunk_rows = 0;       // rows per kernel call
     int widths[kMaxRows + 1] = {};  // width(m), m = 1..chunk_rows
@@ -108,6 +118,13 @@ family family_for(const lp_backend &be, const lp_problem &p) {
                       : p.transb ? dot_max_n(m)
                       : f.bf16   ? rowb_max_n_bf16(m)
                                  : rowb_max_n(m);
+    if (!p.transb && be.rowb_cols(p.kind) > 0) {
+        // One chunk of all the rows (M <= 4): B read once.
+        f.own_rowb = &be;
+        f.chunk_rows = kRowbMaxM;
+        for (int m = 1; m <= f.chunk_rows; ++m) f.widths[m] = be.rowb_cols(p.kind);
+        return f;
+    }
     if (f.bf16 && !p.transb && p.M > kRowbMaxRows) {
         // One chunk of up to 12 rows over 32-column strips: 24
         // accumulators, B interleaved once for all the rows.
@@ -131,7 +148,18 @@ struct kernel_table {
     int kept = 0;
 };
 
+// The table cell of an (m, n) kernel: the backend's own row-B kernels take
+// any n, so one cell (n = 0) per row count.
+int table_n(const family &f, int n) { return f.own_rowb ? 0 : n; }
+
 anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_table *kt) {
+    if (f.own_rowb) {
+        const int c = table_n(f, n);
+        if (kt->fn[m][c]) return anvil_success;
+        const lp_rowb_fn fn = f.own_rowb->rowb_kernel(f.kind, m);  // static code
+        kt->fn[m][c] = reinterpret_cast<void (*)(const void *)>(fn);
+        return fn ? anvil_success : anvil_invalid_argument;
+    }
     if (kt->fn[m][n]) return anvil_success;
     if (kt->kept == kernel_table::kMaxKept) return anvil_runtime_error;  // cannot happen
     std::shared_ptr<const void> &keep = kt->keep[kt->kept++];
@@ -188,7 +216,7 @@ void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, co
         a.k = p.K;
         a.m = m;
         a.n = nn;
-        kt.fn[m][nn](&a);
+        kt.fn[m][table_n(f, nn)](&a);
     };
     if (f.columns_outer) {
         const int w = f.width(1);  // one width for every chunk
@@ -217,6 +245,8 @@ bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
         if (p.transb)  // Highway's dot kernels (there are no JIT bf16 ones)
             return be.dot_max_n(p.kind, 1) > 0 && p.M <= kHwyDotMaxRows &&
                    p.K >= (p.M <= 2 ? kHwyDotBf16MinK : kHwyDotMinKWide);
+        if (be.rowb_cols(p.kind) > 0)  // Highway's row-B kernels
+            return p.M <= kRowbMaxRows && p.K * p.N >= kHwyRowbBf16MinKN;
         if (p.M > kBf16MaxRows) return false;
         const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_bf16;
         return (cpu::effective_features() & need) == need &&

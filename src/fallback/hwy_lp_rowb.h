@@ -1,0 +1,23 @@
+// Highway bf16 row-B kernels (lowp/lp_rowb.h's bf16 contract, B row-major
+// K x N read in place) for every compiled Highway target: the in-place
+// small-M path's kernels below the AVX512-BF16 JIT tier.  They keep the
+// packed kernels' order, so their results are the packed path's bits.
+#pragma once
+#include <cstdint>
+
+#include "lowp/lp_rowb.h"
+
+namespace anvil::fallback {
+
+// Columns per call the in-place path gives these kernels: the m x n
+// accumulators stay in L1 (4 rows: 8 KiB), and each walk over K touches a
+// page of B per row only once per 512 columns.
+constexpr int kHwyRowbBf16Cols = 512;
+
+// Kernel of target `target` (one HWY_* bit, compiled) for m rows (1 ..
+// lowp::kRowbMaxM) and any n >= 1 (args.n at run time); null outside that
+// range or for a target this build did not compile.  Call it only on a CPU
+// that supports the target.
+lowp::lp_rowb_fn hwy_lp_rowb_bf16_kernel(int64_t target, int m);
+
+}  // namespace anvil::fallback
