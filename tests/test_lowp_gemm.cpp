@@ -470,7 +470,7 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
     // chunks, one 11-row chunk) under avx512_core_bf16, packed kernels below.
     const int64_t Ms = 3, Ms2 = 11;
     std::vector<float> ref_f, ref_small, ref_bdot;
-    std::vector<int32_t> ref_i, ref_s, ref_rb, ref_dot;
+    std::vector<int32_t> ref_i, ref_s, ref_rb, ref_dot, ref_wide;
     const anvil_isa_t caps[] = {anvil_isa_scalar, anvil_isa_avx2, anvil_isa_avx512_core,
                                 anvil_isa_avx512_core_vnni, anvil_isa_avx512_core_bf16};
     for (anvil_isa_t cap : caps) {
@@ -549,7 +549,31 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
                 Cbdot.insert(Cbdot.end(), Cn.begin(), Cn.end());
             }
         }
+        // int8, M = 1, row-major B with K x N >= 2^22: Highway's row-B
+        // kernels (below the VNNI tiers where the CPU has no AVX-VNNI), u8
+        // and s8 A (s8 adds the row of ones), with and without B's zero
+        // point; N = 2053 ends in a partial vector.
+        std::vector<int32_t> Cwide;
+        {
+            const int64_t Nw = 2053, Kw = 2049;
+            std::vector<int8_t> Bw(size_t(Kw * (Nw + 1)));
+            std::vector<uint8_t> Aw(static_cast<size_t>(Kw));
+            tu::rng rw(63);
+            for (auto &v : Bw) v = int8_t(rw.ival(-128, 127));
+            for (auto &v : Aw) v = uint8_t(rw.ival(0, 255));
+            for (int32_t bo : {0, -5}) {
+                std::vector<int32_t> Cu(static_cast<size_t>(Nw)), Cs1(static_cast<size_t>(Nw));
+                REQUIRE(anvil_gemm_u8s8s32('N', 'N', 'F', 1, Nw, Kw, 1.0f, Aw.data(), Kw, 9, Bw.data(), Nw + 1,
+                                           bo, 0.0f, Cu.data(), Nw, &co) == anvil_success);
+                REQUIRE(anvil_gemm_s8s8s32('N', 'N', 'F', 1, Nw, Kw, 1.0f,
+                                           reinterpret_cast<const int8_t *>(Aw.data()), Kw, -9, Bw.data(),
+                                           Nw + 1, bo, 0.0f, Cs1.data(), Nw, &co) == anvil_success);
+                Cwide.insert(Cwide.end(), Cu.begin(), Cu.end());
+                Cwide.insert(Cwide.end(), Cs1.begin(), Cs1.end());
+            }
+        }
         if (ref_f.empty()) {
+            ref_wide = Cwide;
             ref_bdot = Cbdot;
             ref_f = C;
             ref_small = Csmall;
@@ -560,6 +584,7 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
             continue;
         }
         CHECK(Cdot == ref_dot);
+        CHECK(Cwide == ref_wide);
         CHECK(std::memcmp(Cbdot.data(), ref_bdot.data(), Cbdot.size() * 4) == 0);
         CHECK(Crb == ref_rb);
         CHECK(std::memcmp(C.data(), ref_f.data(), C.size() * 4) == 0);

@@ -19,6 +19,8 @@
 
 #include "anvil/anvil.h"
 #include "cpu/isa.h"
+#include "fallback/hwy_lowp.h"
+#include "fallback/hwy_lp_rowb.h"
 #include "lowp/lp_rowb.h"
 #include "test_util.h"
 
@@ -33,7 +35,7 @@ using anvil::lowp::rowb_max_n;
 
 const int kNs[] = {1, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 100, 127, 128, 129, 191, 192};
 const int64_t kKs[] = {1, 2, 3, 4, 5, 7, 8, 9, 63, 64, 65, 1000, 1001, 1002, 1003, 4096};
-constexpr int kMaxN = 192;
+constexpr int kMaxN = 512;  // the Highway kernels take any n
 constexpr int64_t kMaxK = 4096;
 constexpr int64_t kMaxPad = 64;
 
@@ -245,19 +247,20 @@ TEST_CASE("lp rowb: int32 sums wrap modulo 2^32") {
     // arithmetic, then the kernels against it.
     const int64_t K = 70001, Kp = round_up4(K);
     const int m = kRowbMaxM;
-    std::vector<uint8_t> a(size_t(m * Kp), 255), b(size_t(K * kMaxN));
+    constexpr int kWrapN = 192;  // the JIT kernels' widest
+    std::vector<uint8_t> a(size_t(m * Kp), 255), b(size_t(K * kWrapN));
     for (int64_t k = 0; k < K; ++k)
-        for (int j = 0; j < kMaxN; ++j) b[size_t(k * kMaxN + j)] = j % 2 ? 0x80 : 0x7f;
+        for (int j = 0; j < kWrapN; ++j) b[size_t(k * kWrapN + j)] = j % 2 ? 0x80 : 0x7f;
     auto want = [&](int j) {
         const int64_t exact = 255 * (j % 2 ? -128 : 127) * K;
         REQUIRE((exact > INT32_MAX || exact < INT32_MIN));
         return int32_t(uint32_t(uint64_t(exact)));
     };
-    std::vector<int32_t> acc(size_t(m * kMaxN));
-    lp_rowb_args args{a.data(), b.data(), acc.data(), Kp, kMaxN, kMaxN, K, m, kMaxN};
+    std::vector<int32_t> acc(size_t(m * kWrapN));
+    lp_rowb_args args{a.data(), b.data(), acc.data(), Kp, kWrapN, kWrapN, K, m, kWrapN};
     anvil::lowp::lp_rowb_scalar(&args);
     for (int i = 0; i < m; ++i)
-        for (int j = 0; j < kMaxN; ++j) CHECK(acc[size_t(i * kMaxN + j)] == want(j));
+        for (int j = 0; j < kWrapN; ++j) CHECK(acc[size_t(i * kWrapN + j)] == want(j));
 
     if (!cpu_has_rowb()) {
         MESSAGE("lp rowb kernels skipped: the CPU lacks AVX-512 VNNI");
@@ -267,13 +270,94 @@ TEST_CASE("lp rowb: int32 sums wrap modulo 2^32") {
         const int n = rowb_max_n(mm);
         const kernel k = get_kernel(mm, n);
         std::fill(acc.begin(), acc.end(), 0);
-        lp_rowb_args ka{a.data(), b.data(), acc.data(), Kp, kMaxN, n, K, mm, n};
+        lp_rowb_args ka{a.data(), b.data(), acc.data(), Kp, kWrapN, n, K, mm, n};
         k.fn(&ka);
         int bad = 0;
         for (int i = 0; i < mm; ++i)
             for (int j = 0; j < n; ++j) bad += acc[size_t(i * n + j)] != want(j);
         CHECK_MESSAGE(bad == 0, "m=", mm, " n=", n);
     }
+}
+
+TEST_CASE("lp rowb: Highway u8s8 kernels of every compiled target match lp_rowb_scalar bitwise") {
+    const int wide_ns[] = {255, 256, 257, 511, 512};
+    const int64_t wide_ks[] = {1, 3, 4, 65};
+    for (const auto &t : anvil::fallback::compiled_lp_targets()) {
+        CAPTURE(std::string(t.name));
+        CHECK(!anvil::fallback::hwy_lp_rowb_u8s8_kernel(t.target, 0));
+        CHECK(!anvil::fallback::hwy_lp_rowb_u8s8_kernel(t.target, kRowbMaxM + 1));
+        tu::rng r(20261205);
+        operands ops;
+        tu::fault_reporter fr;
+        const int64_t b_pads[] = {0, 1, 3, 17, 64, 5, 2};
+        const int64_t c_pads[] = {1, 0, 3, 9};
+        int64_t calls = 0, failed = 0;
+        auto check = [&](const kernel &k, int m, int n, int64_t K) {
+            const int v = int(calls++);
+            ops.place_a(r, m, K, v % 3);
+            ops.place_b(r, n, K, b_pads[(v / 2 + v) % 7], v % 2 == 0);
+            const std::string diff = run_one(k, ops, m, n, K, c_pads[v % 4], v % 3, fr);
+            if (!diff.empty() && ++failed <= 10) FAIL_CHECK(diff);
+        };
+        for (int m = 1; m <= kRowbMaxM; ++m) {
+            kernel k;
+            k.fn = anvil::fallback::hwy_lp_rowb_u8s8_kernel(t.target, m);
+            REQUIRE(bool(k.fn));
+            for (int n : kNs)
+                for (int64_t K : kKs)
+                    // Under emulation (qemu) the long K values only with
+                    // n <= 33 (the scalar reference dominates there).
+                    if (!tu::emulated() || K < 1000 || n <= 33) check(k, m, n, K);
+            for (int n : wide_ns)
+                for (int64_t K : wide_ks) check(k, m, n, K);
+        }
+        CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
+        MESSAGE("Highway ", std::string(t.name), ": ", calls, " u8s8 rowb kernel calls checked");
+    }
+}
+
+TEST_CASE("lp rowb: Highway u8s8 kernels' int32 sums wrap modulo 2^32") {
+    const int64_t K = 70001, Kp = round_up4(K);
+    const int m = kRowbMaxM, n = 40;  // two 16-column vectors and a tail on AVX2
+    std::vector<uint8_t> a(size_t(m * Kp), 255), b(size_t(K * n));
+    for (int64_t k = 0; k < K; ++k)
+        for (int j = 0; j < n; ++j) b[size_t(k * n + j)] = j % 2 ? 0x80 : 0x7f;
+    const int32_t want[2] = {int32_t(uint32_t(uint64_t(255 * 127 * K))),
+                             int32_t(uint32_t(uint64_t(int64_t(255) * -128 * K)))};
+    for (const auto &t : anvil::fallback::compiled_lp_targets()) {
+        CAPTURE(std::string(t.name));
+        for (int mm = 1; mm <= m; ++mm) {
+            std::vector<int32_t> acc(size_t(mm * n), 0);
+            lp_rowb_args ka{a.data(), b.data(), acc.data(), Kp, n, n, K, mm, n};
+            anvil::fallback::hwy_lp_rowb_u8s8_kernel(t.target, mm)(&ka);
+            int bad = 0;
+            for (int i = 0; i < mm; ++i)
+                for (int j = 0; j < n; ++j) bad += acc[size_t(i * n + j)] != want[j % 2];
+            CHECK_MESSAGE(bad == 0, "m=", mm);
+        }
+    }
+}
+
+TEST_CASE("lp rowb: the Highway backend reads a row-major int8 B in place for M = 1 and K x N >= 2^22") {
+    anvil::cpu::set_max_isa_for_test(anvil_isa_avx2);
+    auto explain = [](int64_t M, int64_t N, int64_t K) {
+        std::string buf(4096, '\0');
+        size_t needed = 0;
+        REQUIRE(anvil_explain_gemm(anvil_dt_u8, anvil_dt_s8, 'N', 'N', M, N, K, buf.data(), buf.size(),
+                                   &needed) == anvil_success);
+        buf.resize(needed - 1);
+        return buf;
+    };
+    const std::string s = explain(1, 4096, 1024);
+    if (s.find("backend=hwy:") == std::string::npos) {
+        MESSAGE("the avx2 tier's u8s8 backend is not Highway here: skipped\n", s);
+    } else {
+        CHECK(s.find("path=inplace_rowb") != std::string::npos);
+        CHECK(s.find("Highway row-B kernels") != std::string::npos);
+        CHECK(explain(2, 4096, 1024).find("path=inplace") == std::string::npos);
+        CHECK(explain(1, 4096, 1023).find("path=inplace") == std::string::npos);
+    }
+    anvil::cpu::set_max_isa_for_test(tu::initial_isa_cap());
 }
 
 }  // TEST_SUITE

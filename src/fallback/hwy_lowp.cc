@@ -556,10 +556,11 @@ public:
                                            : hwy_lp_dot_kernel(k_.target, m, n);
     }
     int rowb_cols(lowp::lp_kind kind) const override {
-        return kind == lowp::lp_kind::bf16 ? kHwyRowbBf16Cols : 0;
+        return kind == lowp::lp_kind::bf16 ? kHwyRowbBf16Cols : kHwyRowbU8s8Cols;
     }
     lowp::lp_rowb_fn rowb_kernel(lowp::lp_kind kind, int m) const override {
-        return kind == lowp::lp_kind::bf16 ? hwy_lp_rowb_bf16_kernel(k_.target, m) : nullptr;
+        return kind == lowp::lp_kind::bf16 ? hwy_lp_rowb_bf16_kernel(k_.target, m)
+                                           : hwy_lp_rowb_u8s8_kernel(k_.target, m);
     }
     const hwy_lp_target &target() const { return k_; }
 

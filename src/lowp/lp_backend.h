@@ -62,7 +62,7 @@ public:
         return nullptr;
     }
     // Row-B kernels (lp_rowb.h, B stored K x N read in place) that the
-    // backend supplies itself (Highway, bf16): columns per call (0: none;
+    // backend supplies itself (Highway): columns per call (0: none;
     // the JIT's come from get_lp_rowb_kernel) and the kernel for m rows,
     // which takes any n (null when m is out of range).
     virtual int rowb_cols(lp_kind kind) const {

@@ -69,6 +69,15 @@ constexpr int64_t kHwyDotBf16MinK = 128;
 // 3.4; 1x64x16 1.9 -> 1.85, 1x16x16 1.1 -> 0.5: below, the path's set-up
 // costs more than packing).
 constexpr int64_t kHwyRowbBf16MinKN = 4096;
+// int8 (Highway, row-major B): the row-B kernels cost about twice the
+// packed kernels' instructions per product (per-lane int16 products widened
+// to int32: Highway 1.0 has no per-lane pairwise multiply-add), so they win
+// only where B streams from memory at M = 1 (measured, same runs, GOP/s
+// packed -> in place: 1x4096x4096 5.3 -> 8.8, 1x4096x11008 5.0 -> 9.1,
+// 1x4096x1024 5.7 -> 8.7; but 1x1024x1024 10.1 -> 10.5, 1x512x512 10.5 ->
+// 7.5, 2x1024x1024 12.4 -> 8.1, 2x11008x4096 13.9 -> 11.8).
+constexpr int64_t kHwyRowbU8s8MaxRows = 1;
+constexpr int64_t kHwyRowbU8s8MinKN = int64_t(1) << 22;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -252,6 +261,8 @@ bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
         return (cpu::effective_features() & need) == need &&
                be.tier() >= anvil_isa_avx512_core_bf16 && jit_state::usable();
     }
+    if (!p.transb && be.rowb_cols(p.kind) > 0)  // the backend's own (Highway) row-B kernels
+        return p.M <= kHwyRowbU8s8MaxRows && p.K * p.N >= kHwyRowbU8s8MinKN;
     if (p.transb && be.dot_max_n(p.kind, 1) > 0)  // the backend's own (Highway) dot kernels
         return p.M <= kHwyDotMaxRows && p.K >= (p.M <= 2 ? kHwyDotMinK : kHwyDotMinKWide);
     if (p.M > kMaxRows) return false;

@@ -1,9 +1,9 @@
-// Highway bf16 row-B kernels: lowp/lp_rowb.h's bf16 contract (a small-M
-// tile whose B is the caller's row-major K x N bf16 matrix, read in place)
-// on every Highway target, for the in-place small-M path below the
-// AVX512-BF16 JIT tier (lowp/lp_inplace.cpp).
+// Highway row-B kernels: lowp/lp_rowb.h's contracts (a small-M tile whose
+// B is the caller's row-major K x N matrix, read in place) on every Highway
+// target, for the in-place small-M path below the JIT tiers
+// (lowp/lp_inplace.cpp): bf16 first, u8 x s8 after it.
 //
-// Row-major B needs no transpose: a vector of B(k, j .. j + L - 1) widened
+// bf16.  Row-major B needs no transpose: a vector of B(k, j .. j + L - 1) widened
 // to fp32 (each bf16 zero-extended to 32 bits and shifted up by 16) lines
 // up with a row of accumulators, and each A element is broadcast.  The
 // accumulators of the call's m rows x n columns live in acc itself (a few
@@ -27,7 +27,7 @@
 #include <hwy/cache_control.h>  // hwy::Prefetch
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "fallback/hwy_lp_rowb_bf16.cc"
+#define HWY_TARGET_INCLUDE "fallback/hwy_lp_rowb.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
@@ -131,6 +131,84 @@ HWY_NOINLINE void RowbBf16(const lowp::lp_rowb_args *HWY_RESTRICT p) {
     }
 }
 
+// ------------------------------------------------------------------ u8s8
+// A vector of B(k, j ..) sign-extended to int16 times A(i, k) broadcast is
+// exact in int16 (|255 x -128| < 2^15); the products widened to int32 go
+// into the accumulators (two vectors per row: the lower and upper halves
+// of the int16 lanes), which wrap modulo 2^32 like the contract's sums.
+// (Highway 1.0's ReorderWidenMulAccumulate sums pairs of lanes in an order
+// that differs by target, so it cannot serve per-column sums.)  The m x n
+// sums of a strip live in acc; each pass adds kRowsPerPass rows of B.
+// SCALAR (one lane) runs the plain loops.
+constexpr int kRowsPerPass = 4;
+
+template <int kM>
+HWY_NOINLINE void RowbU8s8(const lowp::lp_rowb_args *HWY_RESTRICT p) {
+    const int64_t n = p->n, K = p->k, acc_ld = p->acc_ld;
+    const int64_t a_rs = p->a_rs, b_rs = p->b_rs;
+    const uint8_t *const a = p->a;
+    const auto *const b = reinterpret_cast<const int8_t *>(p->b);
+    int32_t *const acc = p->acc;
+#if HWY_TARGET == HWY_SCALAR
+    for (int i = 0; i < kM; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            uint32_t s = 0;  // wraps without UB
+            for (int64_t k = 0; k < K; ++k) s += uint32_t(int32_t(a[i * a_rs + k]) * int32_t(b[k * b_rs + j]));
+            acc[i * acc_ld + j] = int32_t(s);
+        }
+#else
+    const hn::ScalableTag<int16_t> d16;
+    const hn::Half<decltype(d16)> dh16;
+    const hn::Rebind<int32_t, decltype(dh16)> d32;
+    const hn::Rebind<int8_t, decltype(d16)> d8;
+    const int64_t L = int64_t(hn::Lanes(d16));  // columns per step
+    const int64_t H = int64_t(hn::Lanes(d32));
+    const int64_t full = n / L * L;
+    for (int i = 0; i < kM; ++i) std::fill(acc + i * acc_ld, acc + i * acc_ld + n, 0);
+    for (int64_t k0 = 0; k0 < K; k0 += kRowsPerPass) {
+        const int nr = int(std::min<int64_t>(kRowsPerPass, K - k0));
+        int16_t av[kRowsPerPass][kMaxM] = {};
+        for (int r = 0; r < nr; ++r)
+            for (int i = 0; i < kM; ++i) av[r][i] = int16_t(a[i * a_rs + k0 + r]);
+        const int8_t *ahead = b + (k0 + 2 * kRowsPerPass) * b_rs;  // prefetch only
+        int64_t j = 0;
+        for (; j < full; j += L) {
+            if ((j & 63) == 0)
+                for (int r = 0; r < kRowsPerPass; ++r) hwy::Prefetch(ahead + r * b_rs + j);
+#define ANVIL_ROWB_LOAD(i)                                                                     \
+    [[maybe_unused]] auto lo##i = i < kM ? hn::LoadU(d32, acc + i * acc_ld + j) : hn::Zero(d32); \
+    [[maybe_unused]] auto hi##i = i < kM ? hn::LoadU(d32, acc + i * acc_ld + j + H) : hn::Zero(d32);
+            ANVIL_ROWB_ROWS(ANVIL_ROWB_LOAD)
+#undef ANVIL_ROWB_LOAD
+            for (int r = 0; r < nr; ++r) {
+                const auto bv = hn::PromoteTo(d16, hn::LoadU(d8, b + (k0 + r) * b_rs + j));
+#define ANVIL_ROWB_MAC(i)                                                        \
+    if constexpr (i < kM) {                                                      \
+        const auto prod = hn::Mul(hn::Set(d16, av[r][i]), bv);                   \
+        lo##i = hn::Add(lo##i, hn::PromoteTo(d32, hn::LowerHalf(dh16, prod)));   \
+        hi##i = hn::Add(hi##i, hn::PromoteTo(d32, hn::UpperHalf(dh16, prod)));   \
+    }
+                ANVIL_ROWB_ROWS(ANVIL_ROWB_MAC)
+#undef ANVIL_ROWB_MAC
+            }
+#define ANVIL_ROWB_STORE(i)                                 \
+    if constexpr (i < kM) {                                 \
+        hn::StoreU(lo##i, d32, acc + i * acc_ld + j);       \
+        hn::StoreU(hi##i, d32, acc + i * acc_ld + j + H);   \
+    }
+            ANVIL_ROWB_ROWS(ANVIL_ROWB_STORE)
+#undef ANVIL_ROWB_STORE
+        }
+        for (; j < n; ++j)  // the last n % L columns
+            for (int i = 0; i < kM; ++i) {
+                uint32_t s = uint32_t(acc[i * acc_ld + j]);
+                for (int r = 0; r < nr; ++r) s += uint32_t(int32_t(av[r][i]) * int32_t(b[(k0 + r) * b_rs + j]));
+                acc[i * acc_ld + j] = int32_t(s);
+            }
+    }
+#endif
+}
+
 #undef ANVIL_ROWB_ROWS
 
 // Exported (one instance per target); the kernels take any n.
@@ -144,7 +222,17 @@ lowp::lp_rowb_fn LpRowbBf16Kernel(int m) {
     }
 }
 
-void LpRowbBf16Describe(int64_t *target) { *target = HWY_TARGET; }
+lowp::lp_rowb_fn LpRowbU8s8Kernel(int m) {
+    switch (m) {
+        case 1: return &RowbU8s8<1>;
+        case 2: return &RowbU8s8<2>;
+        case 3: return &RowbU8s8<3>;
+        case 4: return &RowbU8s8<4>;
+        default: return nullptr;
+    }
+}
+
+void LpRowbDescribe(int64_t *target) { *target = HWY_TARGET; }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace anvil::fallback
@@ -155,19 +243,32 @@ HWY_AFTER_NAMESPACE();
 namespace anvil::fallback {
 
 HWY_EXPORT(LpRowbBf16Kernel);
-HWY_EXPORT(LpRowbBf16Describe);
+HWY_EXPORT(LpRowbU8s8Kernel);
+HWY_EXPORT(LpRowbDescribe);
+
+namespace {
+
+bool rowb_index(int64_t target, size_t *idx) {
+    if (target == 0 || (target & (target - 1)) != 0 || (target & HWY_TARGETS) == 0 ||
+        !hwy_dispatch_index(target, idx))
+        return false;
+    const auto describe = HWY_DISPATCH_TABLE(LpRowbDescribe)[*idx];
+    if (!describe) return false;
+    int64_t reported = 0;
+    describe(&reported);
+    return reported == target;
+}
+
+}  // namespace
 
 lowp::lp_rowb_fn hwy_lp_rowb_bf16_kernel(int64_t target, int m) {
     size_t idx = 0;
-    if (target == 0 || (target & (target - 1)) != 0 || (target & HWY_TARGETS) == 0 ||
-        !hwy_dispatch_index(target, &idx))
-        return nullptr;
-    const auto describe = HWY_DISPATCH_TABLE(LpRowbBf16Describe)[idx];
-    if (!describe) return nullptr;
-    int64_t reported = 0;
-    describe(&reported);
-    if (reported != target) return nullptr;
-    return HWY_DISPATCH_TABLE(LpRowbBf16Kernel)[idx](m);
+    return rowb_index(target, &idx) ? HWY_DISPATCH_TABLE(LpRowbBf16Kernel)[idx](m) : nullptr;
+}
+
+lowp::lp_rowb_fn hwy_lp_rowb_u8s8_kernel(int64_t target, int m) {
+    size_t idx = 0;
+    return rowb_index(target, &idx) ? HWY_DISPATCH_TABLE(LpRowbU8s8Kernel)[idx](m) : nullptr;
 }
 
 }  // namespace anvil::fallback
