@@ -21,6 +21,7 @@
 #include "cpu/isa.h"
 #include "fallback/hwy_lowp.h"
 #include "fallback/hwy_lp_rowb.h"
+#include "lowp/lp_backend.h"
 #include "lowp/lp_rowb.h"
 #include "test_util.h"
 
@@ -280,7 +281,7 @@ TEST_CASE("lp rowb: int32 sums wrap modulo 2^32") {
 }
 
 TEST_CASE("lp rowb: Highway u8s8 kernels of every compiled target match lp_rowb_scalar bitwise") {
-    const int wide_ns[] = {255, 256, 257, 511, 512};
+    const int wide_ns[] = {255, 256, 257, 511, 512, 700, 1100};  // past 512: several strips
     const int64_t wide_ks[] = {1, 3, 4, 65};
     for (const auto &t : anvil::fallback::compiled_lp_targets()) {
         CAPTURE(std::string(t.name));
@@ -338,7 +339,7 @@ TEST_CASE("lp rowb: Highway u8s8 kernels' int32 sums wrap modulo 2^32") {
     }
 }
 
-TEST_CASE("lp rowb: the Highway backend reads a row-major int8 B in place for M = 1 and K x N >= 2^22") {
+TEST_CASE("lp rowb: the Highway backend reads a row-major int8 B in place for few rows") {
     anvil::cpu::set_max_isa_for_test(anvil_isa_avx2);
     auto explain = [](int64_t M, int64_t N, int64_t K) {
         std::string buf(4096, '\0');
@@ -348,14 +349,25 @@ TEST_CASE("lp rowb: the Highway backend reads a row-major int8 B in place for M 
         buf.resize(needed - 1);
         return buf;
     };
+    auto in_place = [&](int64_t M, int64_t N, int64_t K) {
+        return explain(M, N, K).find("path=inplace_rowb") != std::string::npos;
+    };
     const std::string s = explain(1, 4096, 1024);
     if (s.find("backend=hwy:") == std::string::npos) {
         MESSAGE("the avx2 tier's u8s8 backend is not Highway here: skipped\n", s);
     } else {
-        CHECK(s.find("path=inplace_rowb") != std::string::npos);
         CHECK(s.find("Highway row-B kernels") != std::string::npos);
-        CHECK(explain(2, 4096, 1024).find("path=inplace") == std::string::npos);
-        CHECK(explain(1, 4096, 1023).find("path=inplace") == std::string::npos);
+        CHECK(in_place(1, 4096, 1024));
+        CHECK(!in_place(4, 4096, 1024));
+        if (anvil::lowp::select_lp_backend(anvil::lowp::lp_kind::u8s8).rowb_lean(anvil::lowp::lp_kind::u8s8)) {
+            // Pairwise int16 products (x86): up to 3 rows from K x N = 4096.
+            CHECK(in_place(3, 64, 64));
+            CHECK(!in_place(3, 64, 63));
+        } else {
+            // Every product widened (Arm): M = 1 from K x N = 2^22.
+            CHECK(!in_place(2, 4096, 1024));
+            CHECK(!in_place(1, 4096, 1023));
+        }
     }
     anvil::cpu::set_max_isa_for_test(tu::initial_isa_cap());
 }

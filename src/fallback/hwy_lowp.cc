@@ -562,6 +562,9 @@ public:
         return kind == lowp::lp_kind::bf16 ? hwy_lp_rowb_bf16_kernel(k_.target, m)
                                            : hwy_lp_rowb_u8s8_kernel(k_.target, m);
     }
+    bool rowb_lean(lowp::lp_kind kind) const override {
+        return kind == lowp::lp_kind::bf16 || hwy_lp_rowb_u8s8_pairwise(k_.target);
+    }
     const hwy_lp_target &target() const { return k_; }
 
 private:

@@ -209,6 +209,105 @@ HWY_NOINLINE void RowbU8s8(const lowp::lp_rowb_args *HWY_RESTRICT p) {
 #endif
 }
 
+// x86 (SSSE3 .. AVX3): vpmaddwd (Highway's ReorderWidenMulAccumulate
+// there: adjacent int16 pairs summed into each int32 lane, the second sum
+// untouched) halves that work.  B's rows k and k+1, sign-extended and
+// interleaved per 128-bit block, pair B(k, j) with B(k+1, j); A(i, k) and
+// A(i, k+1) are broadcast as one such pair.  Each block of 8 columns comes
+// out as two vectors' blocks (columns 0-3 in the lower-half vector, 4-7 in
+// the upper one), so the sums stay in a private buffer in that order and
+// go to acc in column order once per 512-column strip.
+#undef ANVIL_ROWB_PAIRWISE
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+#define ANVIL_ROWB_PAIRWISE 1
+constexpr int64_t kStrip = kHwyRowbU8s8Cols;
+
+template <int kM>
+HWY_NOINLINE void RowbU8s8Pairwise(const lowp::lp_rowb_args *HWY_RESTRICT p) {
+    const int64_t n = p->n, K = p->k, acc_ld = p->acc_ld;
+    const int64_t a_rs = p->a_rs, b_rs = p->b_rs;
+    const uint8_t *const a = p->a;
+    const auto *const b = reinterpret_cast<const int8_t *>(p->b);
+    int32_t *const acc = p->acc;
+    const hn::ScalableTag<int16_t> d16;
+    const hn::RepartitionToWide<decltype(d16)> d32;
+    const hn::Rebind<int8_t, decltype(d16)> d8;
+    const int64_t L = int64_t(hn::Lanes(d16));  // columns per step
+    const int64_t H = int64_t(hn::Lanes(d32));
+    HWY_ALIGN int32_t sums[kMaxM][kStrip];
+    for (int64_t s0 = 0; s0 < n; s0 += kStrip) {
+        const int64_t w = std::min(kStrip, n - s0);
+        const int64_t full = w / L * L;
+        for (int i = 0; i < kM; ++i) {
+            std::fill(sums[i], sums[i] + full, 0);
+            std::fill(acc + i * acc_ld + s0 + full, acc + i * acc_ld + s0 + w, 0);
+        }
+        for (int64_t k0 = 0; k0 < K; k0 += kRowsPerPass) {
+            const int nr = int(std::min<int64_t>(kRowsPerPass, K - k0));
+            // A's pairs (A(i, k), A(i, k+1)) as int32 lanes of two int16.
+            int32_t ap[kRowsPerPass / 2][kMaxM] = {};
+            for (int q = 0; 2 * q < nr; ++q)
+                for (int i = 0; i < kM; ++i) {
+                    const uint32_t lo = a[i * a_rs + k0 + 2 * q];
+                    const uint32_t hi = 2 * q + 1 < nr ? a[i * a_rs + k0 + 2 * q + 1] : 0;
+                    ap[q][i] = int32_t(lo | (hi << 16));
+                }
+            const int8_t *ahead = b + (k0 + 2 * kRowsPerPass) * b_rs + s0;  // prefetch only
+            for (int64_t j = 0; j < full; j += L) {
+                if ((j & 63) == 0)
+                    for (int r = 0; r < kRowsPerPass; ++r) hwy::Prefetch(ahead + r * b_rs + j);
+#define ANVIL_ROWB_LOAD(i)                                                                      \
+    [[maybe_unused]] auto lo##i = i < kM ? hn::Load(d32, sums[i] + j) : hn::Zero(d32);         \
+    [[maybe_unused]] auto hi##i = i < kM ? hn::Load(d32, sums[i] + j + H) : hn::Zero(d32);
+                ANVIL_ROWB_ROWS(ANVIL_ROWB_LOAD)
+#undef ANVIL_ROWB_LOAD
+                for (int q = 0; 2 * q < nr; ++q) {
+                    const int8_t *row = b + (k0 + 2 * q) * b_rs + s0 + j;
+                    const auto b0 = hn::PromoteTo(d16, hn::LoadU(d8, row));
+                    const auto b1 = 2 * q + 1 < nr ? hn::PromoteTo(d16, hn::LoadU(d8, row + b_rs)) : hn::Zero(d16);
+                    const auto pl = hn::InterleaveLower(d16, b0, b1);
+                    const auto ph = hn::InterleaveUpper(d16, b0, b1);
+#define ANVIL_ROWB_MAC(i)                                                                \
+    if constexpr (i < kM) {                                                              \
+        const auto av = hn::BitCast(d16, hn::Set(d32, ap[q][i]));                        \
+        auto unused = hn::Zero(d32);                                                     \
+        lo##i = hn::ReorderWidenMulAccumulate(d32, pl, av, lo##i, unused);               \
+        hi##i = hn::ReorderWidenMulAccumulate(d32, ph, av, hi##i, unused);               \
+    }
+                    ANVIL_ROWB_ROWS(ANVIL_ROWB_MAC)
+#undef ANVIL_ROWB_MAC
+                }
+#define ANVIL_ROWB_STORE(i)                          \
+    if constexpr (i < kM) {                          \
+        hn::Store(lo##i, d32, sums[i] + j);          \
+        hn::Store(hi##i, d32, sums[i] + j + H);      \
+    }
+                ANVIL_ROWB_ROWS(ANVIL_ROWB_STORE)
+#undef ANVIL_ROWB_STORE
+            }
+            for (int64_t j = full; j < w; ++j)  // the last w % L columns, in acc
+                for (int i = 0; i < kM; ++i) {
+                    uint32_t sum = uint32_t(acc[i * acc_ld + s0 + j]);
+                    for (int r = 0; r < nr; ++r)
+                        sum += uint32_t(int32_t(a[i * a_rs + k0 + r]) * int32_t(b[(k0 + r) * b_rs + s0 + j]));
+                    acc[i * acc_ld + s0 + j] = int32_t(sum);
+                }
+        }
+        // Column order: lane t of the lower (upper) vector of step j holds
+        // column j + 8 (t / 4) + t % 4 (+ 4).
+        for (int i = 0; i < kM; ++i)
+            for (int64_t j = 0; j < full; j += L)
+                for (int64_t t = 0; t < H; ++t) {
+                    const int64_t col = s0 + j + 8 * (t / 4) + t % 4;
+                    acc[i * acc_ld + col] = sums[i][j + t];
+                    acc[i * acc_ld + col + 4] = sums[i][j + H + t];
+                }
+    }
+}
+#else
+#define ANVIL_ROWB_PAIRWISE 0
+#endif
+
 #undef ANVIL_ROWB_ROWS
 
 // Exported (one instance per target); the kernels take any n.
@@ -223,6 +322,15 @@ lowp::lp_rowb_fn LpRowbBf16Kernel(int m) {
 }
 
 lowp::lp_rowb_fn LpRowbU8s8Kernel(int m) {
+#if ANVIL_ROWB_PAIRWISE
+    switch (m) {
+        case 1: return &RowbU8s8Pairwise<1>;
+        case 2: return &RowbU8s8Pairwise<2>;
+        case 3: return &RowbU8s8Pairwise<3>;
+        case 4: return &RowbU8s8Pairwise<4>;
+        default: return nullptr;
+    }
+#else
     switch (m) {
         case 1: return &RowbU8s8<1>;
         case 2: return &RowbU8s8<2>;
@@ -230,7 +338,10 @@ lowp::lp_rowb_fn LpRowbU8s8Kernel(int m) {
         case 4: return &RowbU8s8<4>;
         default: return nullptr;
     }
+#endif
 }
+
+bool LpRowbU8s8Pairwise() { return ANVIL_ROWB_PAIRWISE != 0; }
 
 void LpRowbDescribe(int64_t *target) { *target = HWY_TARGET; }
 
@@ -244,6 +355,7 @@ namespace anvil::fallback {
 
 HWY_EXPORT(LpRowbBf16Kernel);
 HWY_EXPORT(LpRowbU8s8Kernel);
+HWY_EXPORT(LpRowbU8s8Pairwise);
 HWY_EXPORT(LpRowbDescribe);
 
 namespace {
@@ -269,6 +381,11 @@ lowp::lp_rowb_fn hwy_lp_rowb_bf16_kernel(int64_t target, int m) {
 lowp::lp_rowb_fn hwy_lp_rowb_u8s8_kernel(int64_t target, int m) {
     size_t idx = 0;
     return rowb_index(target, &idx) ? HWY_DISPATCH_TABLE(LpRowbU8s8Kernel)[idx](m) : nullptr;
+}
+
+bool hwy_lp_rowb_u8s8_pairwise(int64_t target) {
+    size_t idx = 0;
+    return rowb_index(target, &idx) && HWY_DISPATCH_TABLE(LpRowbU8s8Pairwise)[idx]();
 }
 
 }  // namespace anvil::fallback

@@ -22,5 +22,9 @@ constexpr int kHwyRowbU8s8Cols = 512;
 lowp::lp_rowb_fn hwy_lp_rowb_bf16_kernel(int64_t target, int m);
 // The same for u8 x s8 -> int32 (wrapping sums).
 lowp::lp_rowb_fn hwy_lp_rowb_u8s8_kernel(int64_t target, int m);
+// Whether target's u8s8 kernels multiply adjacent int16 pairs into int32
+// lanes (x86: vpmaddwd), about the packed kernels' work per product; the
+// others widen every product (about twice that).
+bool hwy_lp_rowb_u8s8_pairwise(int64_t target);
 
 }  // namespace anvil::fallback

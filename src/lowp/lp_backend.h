@@ -74,6 +74,12 @@ public:
         (void)m;
         return nullptr;
     }
+    // Whether those kernels cost about the packed kernels' work per product
+    // (false: more, so they pay off only where B streams from memory).
+    virtual bool rowb_lean(lp_kind kind) const {
+        (void)kind;
+        return false;
+    }
 };
 
 // Calls kernel k of backend be on args a (configuring tiles first if k is a

@@ -69,15 +69,21 @@ constexpr int64_t kHwyDotBf16MinK = 128;
 // 3.4; 1x64x16 1.9 -> 1.85, 1x16x16 1.1 -> 0.5: below, the path's set-up
 // costs more than packing).
 constexpr int64_t kHwyRowbBf16MinKN = 4096;
-// int8 (Highway, row-major B): the row-B kernels cost about twice the
-// packed kernels' instructions per product (per-lane int16 products widened
-// to int32: Highway 1.0 has no per-lane pairwise multiply-add), so they win
-// only where B streams from memory at M = 1 (measured, same runs, GOP/s
-// packed -> in place: 1x4096x4096 5.3 -> 8.8, 1x4096x11008 5.0 -> 9.1,
-// 1x4096x1024 5.7 -> 8.7; but 1x1024x1024 10.1 -> 10.5, 1x512x512 10.5 ->
-// 7.5, 2x1024x1024 12.4 -> 8.1, 2x11008x4096 13.9 -> 11.8).
-constexpr int64_t kHwyRowbU8s8MaxRows = 1;
-constexpr int64_t kHwyRowbU8s8MinKN = int64_t(1) << 22;
+// int8 (Highway, row-major B), up to 3 rows (4 with the row of ones that
+// column sums add: one chunk, B read once).  Where the kernels multiply
+// adjacent int16 pairs (x86: lp_backend::rowb_lean) they beat packing B
+// per call from K x N = 4096 on (measured on the AVX2 Zen 1, 1 thread,
+// best of 3 alternating runs, GOP/s: 1x4096x4096 4.9 -> 11.2, 2x4096x4096
+// 9.8 -> 20.2, 3x4096x4096 12.7 -> 20.9, 2x1024x1024 17.5 -> 25.8,
+// 3x1024x1024 20.6 -> 24.0, 2x256x256 16.9 -> 22.4, 1x256x64 8.9 ->
+// 10.8).  Elsewhere (Arm: Highway 1.0 has no per-lane pairwise
+// multiply-add there) every product is widened on its own, about twice the
+// work, which won only at M = 1 with B streaming from memory (measured
+// with that kernel on x86: 1x4096x4096 5.3 -> 8.8, but 1x512x512 10.5 ->
+// 7.5 and 2x1024x1024 12.4 -> 8.1).
+constexpr int64_t kHwyRowbU8s8MaxRows = 3;
+constexpr int64_t kHwyRowbU8s8MinKN = 4096;
+constexpr int64_t kHwyRowbU8s8WideMinKN = int64_t(1) << 22;  // not lean: M = 1 only
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -262,7 +268,8 @@ bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
                be.tier() >= anvil_isa_avx512_core_bf16 && jit_state::usable();
     }
     if (!p.transb && be.rowb_cols(p.kind) > 0)  // the backend's own (Highway) row-B kernels
-        return p.M <= kHwyRowbU8s8MaxRows && p.K * p.N >= kHwyRowbU8s8MinKN;
+        return be.rowb_lean(p.kind) ? p.M <= kHwyRowbU8s8MaxRows && p.K * p.N >= kHwyRowbU8s8MinKN
+                                    : p.M == 1 && p.K * p.N >= kHwyRowbU8s8WideMinKN;
     if (p.transb && be.dot_max_n(p.kind, 1) > 0)  // the backend's own (Highway) dot kernels
         return p.M <= kHwyDotMaxRows && p.K >= (p.M <= 2 ? kHwyDotMinK : kHwyDotMinKWide);
     if (p.M > kMaxRows) return false;
