@@ -29,4 +29,19 @@ inline bool hwy_dispatch_index(int64_t t, size_t *idx) {
 #endif
 }
 
+// The table index of compiled target t (one HWY_* bit), confirmed by the
+// target's own entry of `describe_table` (the HWY_DISPATCH_TABLE of an
+// exported function void(int64_t *) that reports its HWY_TARGET); false
+// when t is not one compiled target.
+template <class DescribeTable>
+inline bool hwy_confirmed_index(int64_t t, const DescribeTable &describe_table, size_t *idx) {
+    if (t == 0 || (t & (t - 1)) != 0 || (t & HWY_TARGETS) == 0 || !hwy_dispatch_index(t, idx))
+        return false;
+    const auto describe = describe_table[*idx];
+    if (!describe) return false;
+    int64_t reported = 0;
+    describe(&reported);
+    return reported == t;
+}
+
 }  // namespace anvil::fallback

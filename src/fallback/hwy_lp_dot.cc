@@ -246,14 +246,7 @@ HWY_EXPORT(LpDotDescribe);
 namespace {
 
 bool dot_index(int64_t target, size_t *idx) {
-    if (target == 0 || (target & (target - 1)) != 0 || (target & HWY_TARGETS) == 0 ||
-        !hwy_dispatch_index(target, idx))
-        return false;
-    const auto describe = HWY_DISPATCH_TABLE(LpDotDescribe)[*idx];
-    if (!describe) return false;
-    int64_t reported = 0;
-    describe(&reported);
-    return reported == target;
+    return hwy_confirmed_index(target, HWY_DISPATCH_TABLE(LpDotDescribe), idx);
 }
 
 }  // namespace

@@ -361,14 +361,7 @@ HWY_EXPORT(LpRowbDescribe);
 namespace {
 
 bool rowb_index(int64_t target, size_t *idx) {
-    if (target == 0 || (target & (target - 1)) != 0 || (target & HWY_TARGETS) == 0 ||
-        !hwy_dispatch_index(target, idx))
-        return false;
-    const auto describe = HWY_DISPATCH_TABLE(LpRowbDescribe)[*idx];
-    if (!describe) return false;
-    int64_t reported = 0;
-    describe(&reported);
-    return reported == target;
+    return hwy_confirmed_index(target, HWY_DISPATCH_TABLE(LpRowbDescribe), idx);
 }
 
 }  // namespace
