@@ -1,13 +1,13 @@
-// The in-place small-M path (see lp_inplace.h): int8, and bf16 with
-// row-major B.
+// The in-place small-M path (see lp_inplace.h): int8 and bf16.
 //
 // Rows of op(A) (plus, when the epilogue needs column sums, one extra row
 // of ones: its dot product with B's column j is that column's sum, so B is
 // not read a second time) are packed as usual; then each task (a block of
 // columns) runs chunks of rows x columns of the in-place kernels into its
 // accumulator block and hands it to the epilogue.  int8 accumulation is
-// exact, and the bf16 rowb kernels add the pairs in the packed kernels'
-// order, so the results equal the packed path's bit for bit.
+// exact, and every bf16 kernel (JIT row-B; Highway dot and row-B) adds the
+// pairs in the packed kernels' order, so the results equal the packed
+// path's bit for bit.
 #include "lowp/lp_inplace.h"
 
 #include "common/jit_state.h"
