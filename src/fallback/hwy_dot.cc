@@ -220,7 +220,7 @@ HWY_NOINLINE void StreamRows(const gemm::stream_args *HWY_RESTRICT p, const floa
     const int64_t L = static_cast<int64_t>(hn::Lanes(d));
     HWY_ALIGN float acc[kM][kStreamChunkFloats / kM];
     for (int r = 0; r < kM; ++r) std::fill(acc[r], acc[r] + n, 0.0f);
-    // Targets without a fused multiply-add (SSSE3, SSE4, SCALAR) take every
+    // Targets without a fused multiply-add (SSE4, SCALAR) take every
     // column through the scalar std::fma loop below: the contract's bits,
     // slowly, on CPUs where nothing faster is allowed anyway.
     const int64_t nv = HWY_NATIVE_FMA ? n / L * L : 0, K = p->k, ldb = p->ldb;

@@ -143,6 +143,11 @@ HWY_NOINLINE void Dot(const lowp::lp_dot_args *HWY_RESTRICT p) {
     const uint8_t *const a = p->a;
     const int8_t *const b = reinterpret_cast<const int8_t *>(p->b);
     const int64_t a_rs = p->a_rs, b_rs = p->b_rs;
+    // Columns n .. kN-1 (n < kN in a tail tile) read row n-1 of B again:
+    // always valid memory, and their sums are never stored.
+    const int64_t n = p->n;
+    int64_t row_off[kN];
+    for (int64_t j = 0; j < kN; ++j) row_off[j] = std::min(j, n - 1) * b_rs;
     // The whole steps, read in place, a 64-byte line of every row at a
     // time.  Each B row is one short stream (4 KiB for K = 4096) that the
     // hardware prefetchers barely start on before it ends, so the kernel
@@ -155,7 +160,7 @@ HWY_NOINLINE void Dot(const lowp::lp_dot_args *HWY_RESTRICT p) {
     const int64_t next_tile = kN * b_rs;
     int64_t k = 0;
 #define A_AT(i) (a + (i) * a_rs + k + s)
-#define B_AT(j) (b + (j) * b_rs + k + s)
+#define B_AT(j) (b + row_off[j] + k + s)
 #define ANVIL_DOT_PREFETCH(j) \
     if constexpr (j < kN) hwy::Prefetch(b + (j) * b_rs + k + next_tile);
     for (; k < lines_end; k += line) {
@@ -182,6 +187,7 @@ HWY_NOINLINE void Dot(const lowp::lp_dot_args *HWY_RESTRICT p) {
         }
         for (int j = 0; j < kN; ++j) {
             std::memset(b_tail[j], 0, L);
+            if (j >= n) continue;
             std::memcpy(b_tail[j], b + j * b_rs + full, rest);
         }
 #define A_AT(i) a_tail[i]
@@ -199,27 +205,30 @@ HWY_NOINLINE void Dot(const lowp::lp_dot_args *HWY_RESTRICT p) {
     if constexpr (i < kM && j < kN) {                                                 \
         VI sum = acc##i##_##j;                                                        \
         if constexpr (ANVIL_LP_DOT_TWO_SUMS) sum = hn::Add(sum, odd##i##_##j);        \
-        p->acc[i * p->acc_ld + j] = SumLanes(di, sum);                                \
+        if (j < n) p->acc[i * p->acc_ld + j] = SumLanes(di, sum);                     \
     }
     ANVIL_DOT_ALL(ANVIL_DOT_STORE)
 #undef ANVIL_DOT_STORE
 }
 
-template <int kM, size_t... J>
-constexpr lowp::lp_dot_fn RowKernel(int n, std::index_sequence<J...>) {
-    lowp::lp_dot_fn fn = nullptr;
-    ((n == int(J) + 1 ? (fn = &Dot<kM, (int(J) + 1 <= MaxN(kM) ? int(J) + 1 : 1)>) : fn), ...);
-    return fn;
+// A kernel computes kN columns, half or all of MaxN(kM), and stores the
+// call's n of them: two instances per m and target instead of up to 8
+// (one per n), less than half this file's compile time.  Only the last
+// tile of a call has n < MaxN(kM).
+template <int kM>
+constexpr lowp::lp_dot_fn RowKernel(int n) {
+    constexpr int kHalf = (MaxN(kM) + 1) / 2;
+    return n <= kHalf ? &Dot<kM, kHalf> : &Dot<kM, MaxN(kM)>;
 }
 
 // Exported (one instance per target).
 lowp::lp_dot_fn LpDotKernel(int m, int n) {
     if (m < 1 || m > kMaxM || n < 1 || n > MaxN(m)) return nullptr;
     switch (m) {
-        case 1: return RowKernel<1>(n, std::make_index_sequence<kMaxN>());
-        case 2: return RowKernel<2>(n, std::make_index_sequence<kMaxN>());
-        case 3: return RowKernel<3>(n, std::make_index_sequence<kMaxN>());
-        default: return RowKernel<4>(n, std::make_index_sequence<kMaxN>());
+        case 1: return RowKernel<1>(n);
+        case 2: return RowKernel<2>(n);
+        case 3: return RowKernel<3>(n);
+        default: return RowKernel<4>(n);
     }
 }
 

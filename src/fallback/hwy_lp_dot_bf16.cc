@@ -68,12 +68,13 @@ HWY_INLINE float PairChain(float acc, float a1, float b1, float a0, float b0) {
 // No 128-bit vectors: the chain per result, element by element.
 template <int kM, int kN>
 HWY_NOINLINE void DotBf16(const lowp::lp_dot_args *HWY_RESTRICT p) {
+    const int n = static_cast<int>(p->n);
     const auto *const a = reinterpret_cast<const float *>(p->a);
     const auto *const b = reinterpret_cast<const uint16_t *>(p->b);
     const int64_t a_rs = p->a_rs / 4, b_rs = p->b_rs / 2, K = p->k;
     auto *const acc = reinterpret_cast<float *>(p->acc);
     for (int i = 0; i < kM; ++i)
-        for (int j = 0; j < kN; ++j) {
+        for (int j = 0; j < n; ++j) {
             const float *ai = a + i * a_rs;
             const uint16_t *bj = b + j * b_rs;
             float s = 0.0f;
@@ -116,6 +117,11 @@ HWY_NOINLINE void DotBf16(const lowp::lp_dot_args *HWY_RESTRICT p) {
     const int64_t K = p->k;
     const int64_t full = K / kStep * kStep;
     const VU hi_half = hn::Set(du, 0xFFFF0000u);
+    // Columns n .. kN-1 (n < kN in a tail tile) read row n-1 of B again:
+    // always valid memory, and their sums are never stored.
+    const int64_t n = p->n;
+    int64_t row_off[kN];
+    for (int64_t j = 0; j < kN; ++j) row_off[j] = std::min(j, n - 1) * b_rs;
 
 #define ANVIL_BDOT_DECL(i, c) [[maybe_unused]] VF acc##i##_##c = hn::Zero(df);
     ANVIL_BDOT_ALL(ANVIL_BDOT_DECL)
@@ -169,7 +175,7 @@ HWY_NOINLINE void DotBf16(const lowp::lp_dot_args *HWY_RESTRICT p) {
     if constexpr (j < kN) hwy::Prefetch(b + (j) * b_rs + k + next_tile);
     int64_t k = 0;
 #define AF(i, e) a[(i) * a_rs + k + (e)]
-#define B_AT(j) (b + (j) * b_rs + k)
+#define B_AT(j) (b + row_off[j] + k)
     for (; k < full; k += kStep) {
         if ((k & (kLine - 1)) == 0) {
             ANVIL_BDOT_PREFETCH(0) ANVIL_BDOT_PREFETCH(1) ANVIL_BDOT_PREFETCH(2)
@@ -187,7 +193,7 @@ HWY_NOINLINE void DotBf16(const lowp::lp_dot_args *HWY_RESTRICT p) {
         HWY_ALIGN float a_tail[kMaxM][kStep] = {};
         HWY_ALIGN uint16_t b_tail[kMaxN][kStep] = {};
         for (int i = 0; i < kM; ++i) std::memcpy(a_tail[i], a + i * a_rs + full, rest * 4);
-        for (int j = 0; j < kN; ++j) std::memcpy(b_tail[j], b + j * b_rs + full, rest * 2);
+        for (int j = 0; j < n; ++j) std::memcpy(b_tail[j], b + j * b_rs + full, rest * 2);
 #define AF(i, e) a_tail[i][e]
 #define B_AT(j) b_tail[j]
         ANVIL_BDOT_STEP
@@ -201,18 +207,19 @@ HWY_NOINLINE void DotBf16(const lowp::lp_dot_args *HWY_RESTRICT p) {
 #undef ANVIL_BDOT_MAC
 #undef ANVIL_BDOT_ROWVEC
 
-    // Columns < kN only.
+    // Columns < n only.
     float *const acc = reinterpret_cast<float *>(p->acc);
-#define ANVIL_BDOT_STORE(i, c)                                                    \
-    if constexpr (i < kM && 4 * (c) < kN) {                                       \
-        float *out = acc + i * p->acc_ld + 4 * (c);                               \
-        if constexpr (kN - 4 * (c) >= 4) {                                        \
-            hn::StoreU(acc##i##_##c, df, out);                                    \
-        } else {                                                                  \
-            HWY_ALIGN float lanes[4];                                             \
-            hn::Store(acc##i##_##c, df, lanes);                                   \
-            std::memcpy(out, lanes, sizeof(float) * size_t(kN - 4 * (c)));        \
-        }                                                                         \
+#define ANVIL_BDOT_STORE(i, c)                                                \
+    if constexpr (i < kM && 4 * (c) < kN) {                                   \
+        float *out = acc + i * p->acc_ld + 4 * (c);                           \
+        const int64_t cols = n - 4 * (c);                                     \
+        if (cols >= 4) {                                                      \
+            hn::StoreU(acc##i##_##c, df, out);                                \
+        } else if (cols > 0) {                                                \
+            HWY_ALIGN float lanes[4];                                         \
+            hn::Store(acc##i##_##c, df, lanes);                               \
+            std::memcpy(out, lanes, sizeof(float) * size_t(cols));            \
+        }                                                                     \
     }
     ANVIL_BDOT_ALL(ANVIL_BDOT_STORE)
 #undef ANVIL_BDOT_STORE
@@ -223,21 +230,22 @@ HWY_NOINLINE void DotBf16(const lowp::lp_dot_args *HWY_RESTRICT p) {
 
 #endif  // vector targets
 
-template <int kM, size_t... J>
-constexpr lowp::lp_dot_fn RowKernel(int n, std::index_sequence<J...>) {
-    lowp::lp_dot_fn fn = nullptr;
-    ((n == int(J) + 1 ? (fn = &DotBf16<kM, int(J) + 1>) : fn), ...);
-    return fn;
+// A kernel computes kN = 4 or 8 columns and stores the call's n of them:
+// 8 instances per target instead of 32 (one per m and n), a quarter of
+// this file's compile time.  Only the last tile of a call has n < 8.
+template <int kM>
+constexpr lowp::lp_dot_fn RowKernel(int n) {
+    return n <= 4 ? &DotBf16<kM, 4> : &DotBf16<kM, 8>;
 }
 
 // Exported (one instance per target).
 lowp::lp_dot_fn LpDotBf16Kernel(int m, int n) {
     if (m < 1 || m > kMaxM || n < 1 || n > kMaxN) return nullptr;
     switch (m) {
-        case 1: return RowKernel<1>(n, std::make_index_sequence<kMaxN>());
-        case 2: return RowKernel<2>(n, std::make_index_sequence<kMaxN>());
-        case 3: return RowKernel<3>(n, std::make_index_sequence<kMaxN>());
-        default: return RowKernel<4>(n, std::make_index_sequence<kMaxN>());
+        case 1: return RowKernel<1>(n);
+        case 2: return RowKernel<2>(n);
+        case 3: return RowKernel<3>(n);
+        default: return RowKernel<4>(n);
     }
 }
 

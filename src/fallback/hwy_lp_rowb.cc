@@ -209,7 +209,7 @@ HWY_NOINLINE void RowbU8s8(const lowp::lp_rowb_args *HWY_RESTRICT p) {
 #endif
 }
 
-// x86 (SSSE3 .. AVX3): vpmaddwd (Highway's ReorderWidenMulAccumulate
+// x86 (SSE4 .. AVX3): vpmaddwd (Highway's ReorderWidenMulAccumulate
 // there: adjacent int16 pairs summed into each int32 lane, the second sum
 // untouched) halves that work.  B's rows k and k+1, sign-extended and
 // interleaved per 128-bit block, pair B(k, j) with B(k+1, j); A(i, k) and

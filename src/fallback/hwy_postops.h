@@ -4,7 +4,7 @@
 // target that the CPU supports and anvil's effective ISA cap allows
 // (fallback::allowed_targets).  What is declared here is for tests and
 // tools: the per-target entry points, so that targets the cap never picks
-// (SSE4, SSSE3) can be checked too.  Accuracy: docs/postops.md.
+// (SSE4) can be checked too.  Accuracy: docs/postops.md.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -85,7 +85,7 @@ constexpr int kNV = 2;  // vectors per row of the tile (the packed panel width)
 // 5 rows on.  (Wider AVX2 tiles of 2..4 rows, with the accumulators of the
 // rows not being worked on parked in memory, in passes or in K chunks,
 // measured no faster at M = 4: there the AVX2 kernel already runs near its
-// FMA peak, it is not only waiting for memory.)  SSE4/SSSE3 and the
+// FMA peak, it is not only waiting for memory.)  SSE4 and the
 // SIMD-free fallbacks stay at 2 vectors (nothing to stream fast, fewer
 // instantiations).
 constexpr bool kWideTiles = (kRegs == 32 || HWY_TARGET == HWY_AVX2) &&
@@ -103,7 +103,7 @@ constexpr int MaxVecs(int m) {
 // ------------------------------------------------- exact multiply-add
 // The contract needs a fused multiply-add (one rounding) so that every
 // backend gives the same bits as std::fma.  Highway's MulAdd is fused only
-// where HWY_NATIVE_FMA says so; SSSE3/SSE4/EMU128/SCALAR (and a few non-x86
+// where HWY_NATIVE_FMA says so; SSE4/EMU128/SCALAR (and a few non-x86
 // targets) emulate it as mul + add, two roundings.  There we fall back to std::fma
 // per lane: exact, slow (a libm call each), and only reached on CPUs where
 // anvil would otherwise run the scalar tier's equally slow std::fma.
@@ -164,15 +164,20 @@ HWY_INLINE void StoreTail(V v, D d, M mask, float *HWY_RESTRICT p, size_t count)
 }
 
 // ------------------------------------------------------------- the tile
-// The epilogue of one output vector, in the contract's order.  kBeta: 0
-// (C = t, C never loaded, so NaN or Inf there cannot leak), 1 (C = t + C),
-// 2 (C = fma(beta, C, t)); kScale: t = alpha * acc first (alpha == 1 keeps
-// t = acc, as the reference does).
-template <int kBeta, bool kScale, bool kTail>
+// The epilogue of one output vector, in the contract's order: t = alpha *
+// acc (always multiplied: 1 * x is x, bit for bit, for every x an FMA
+// chain can produce, so alpha == 1 needs no variant of its own), then by
+// kBeta: 0 (C = t, C never loaded, so NaN or Inf there cannot leak), 1
+// (C = t + C), 2 (C = fma(beta, C, t)).  Where the FMA is native,
+// fma(1, C, t) rounds C + t once, exactly as t + C does, so beta == 1 takes
+// the kBeta = 2 variant and a tile has two epilogues, not six (each is
+// inlined into every tile shape: four more cost this file a third of its
+// compile time); without a native FMA (a libm call per lane) beta == 1
+// keeps its plain add.
+template <int kBeta, bool kTail>
 HWY_INLINE void StoreVec(D d, V acc, float *HWY_RESTRICT c, V valpha, V vbeta, M tail_mask,
                          size_t tail_count) {
-    V t = acc;
-    if (kScale) t = hn::Mul(valpha, t);
+    V t = hn::Mul(valpha, acc);
     if (kBeta != 0) {
         const V cv = kTail ? LoadTail(d, tail_mask, c, tail_count) : hn::LoadU(d, c);
         t = kBeta == 1 ? hn::Add(t, cv) : MulAddExact(vbeta, cv, t);
@@ -183,14 +188,10 @@ HWY_INLINE void StoreVec(D d, V acc, float *HWY_RESTRICT c, V valpha, V vbeta, M
         hn::StoreU(t, d, c);
 }
 
-// How a tile's epilogue treats alpha and beta: decided once per tile.
-enum class StoreKind { kSet, kSetScaled, kAdd, kAddScaled, kBeta, kBetaScaled };
-
-HWY_INLINE StoreKind StoreKindOf(const gemm::ukernel_args *p) {
-    const bool scale = p->alpha != 1.0f;
-    if (p->beta == 0.0f) return scale ? StoreKind::kSetScaled : StoreKind::kSet;
-    if (p->beta == 1.0f) return scale ? StoreKind::kAddScaled : StoreKind::kAdd;
-    return scale ? StoreKind::kBetaScaled : StoreKind::kBeta;
+// The kBeta of a tile's epilogue, decided once per tile.
+HWY_INLINE int BetaKindOf(const gemm::ukernel_args *p) {
+    if (p->beta == 0.0f) return 0;
+    return p->beta == 1.0f && !HWY_NATIVE_FMA ? 1 : 2;
 }
 
 // X(r, j) for j = 0 .. 15 (the vectors of row r), and X(r, j) for
@@ -207,34 +208,31 @@ static_assert(kMaxVecs <= 16 && ANVIL_HWY_MAX_ROWS == 12, "the X-macros above li
 // v0..v15) into C's row ci; only the last vector may be partial.
 #define ANVIL_HWY_V16 V v0, V v1, V v2, V v3, V v4, V v5, V v6, V v7, V v8, V v9, V v10, V v11, \
                       V v12, V v13, V v14, V v15
-template <int kBeta, bool kScale, int kVecs, bool kTail>
+template <int kBeta, int kVecs, bool kTail>
 HWY_INLINE void StoreRowAs(D d, float *HWY_RESTRICT ci, V valpha, V vbeta, M tail_mask,
                            size_t tail_count, ANVIL_HWY_V16) {
     const size_t L = hn::Lanes(d);
 #define ANVIL_STORE_VEC(r, j)                                                            \
     if constexpr (j < kVecs)                                                             \
-        StoreVec<kBeta, kScale, kTail && j == kVecs - 1>(d, v##j, ci + j * L, valpha, vbeta, \
-                                                         tail_mask, tail_count);
+        StoreVec<kBeta, kTail && j == kVecs - 1>(d, v##j, ci + j * L, valpha, vbeta, \
+                                                 tail_mask, tail_count);
     ANVIL_HWY_VECS_OF(ANVIL_STORE_VEC, 0)
 #undef ANVIL_STORE_VEC
     (void)L;
 }
 
 template <int kVecs, bool kTail>
-HWY_INLINE void StoreRow(D d, StoreKind kind, float *HWY_RESTRICT ci, V valpha, V vbeta,
+HWY_INLINE void StoreRow(D d, int beta_kind, float *HWY_RESTRICT ci, V valpha, V vbeta,
                          M tail_mask, size_t tail_count, ANVIL_HWY_V16) {
-#define ANVIL_STORE_AS(beta, scale)                                                          \
-    return StoreRowAs<beta, scale, kVecs, kTail>(d, ci, valpha, vbeta, tail_mask, tail_count, \
-                                                 v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, \
-                                                 v11, v12, v13, v14, v15)
-    switch (kind) {
-        case StoreKind::kSet: ANVIL_STORE_AS(0, false);
-        case StoreKind::kSetScaled: ANVIL_STORE_AS(0, true);
-        case StoreKind::kAdd: ANVIL_STORE_AS(1, false);
-        case StoreKind::kAddScaled: ANVIL_STORE_AS(1, true);
-        case StoreKind::kBeta: ANVIL_STORE_AS(2, false);
-        case StoreKind::kBetaScaled: ANVIL_STORE_AS(2, true);
-    }
+#define ANVIL_STORE_AS(beta)                                                                 \
+    return StoreRowAs<beta, kVecs, kTail>(d, ci, valpha, vbeta, tail_mask, tail_count, v0, v1, \
+                                          v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13,  \
+                                          v14, v15)
+    if (beta_kind == 0) ANVIL_STORE_AS(0);
+#if !HWY_NATIVE_FMA
+    if (beta_kind == 1) ANVIL_STORE_AS(1);
+#endif
+    ANVIL_STORE_AS(2);
 #undef ANVIL_STORE_AS
 }
 #undef ANVIL_HWY_V16
@@ -341,13 +339,13 @@ HWY_NOINLINE void Tile(const gemm::ukernel_args *HWY_RESTRICT p) {
         ak += a_cs;
     }
 
-    const StoreKind kind = StoreKindOf(p);
+    const int beta_kind = BetaKindOf(p);
     const V valpha = hn::Set(d, p->alpha), vbeta = hn::Set(d, p->beta);
     float *HWY_RESTRICT c = p->c;
     const int64_t ldc = p->ldc;
 #define ANVIL_STORE_ROW(r)                                                                 \
     if constexpr (r < kM)                                                                  \
-        StoreRow<kVecs, kTail>(d, kind, c + r * ldc, valpha, vbeta, tail_mask, tail_count, \
+        StoreRow<kVecs, kTail>(d, beta_kind, c + r * ldc, valpha, vbeta, tail_mask, tail_count, \
                                acc##r##_0, acc##r##_1, acc##r##_2, acc##r##_3, acc##r##_4, \
                                acc##r##_5, acc##r##_6, acc##r##_7, acc##r##_8, acc##r##_9, \
                                acc##r##_10, acc##r##_11, acc##r##_12, acc##r##_13,         \
@@ -363,6 +361,16 @@ HWY_INLINE void NarrowTile(const gemm::ukernel_args *p, int64_t n, int64_t L) {
     // One whole vector skips the mask: masked loads and stores cost more
     // than plain ones on AVX2 (vmaskmovps), and n == L is every call whose
     // N leaves one vector after the two-vector panels (N = 40 on AVX2).
+    // Targets without a native FMA (SSE4, the SIMD-free fallback) spend
+    // their time in MulAddExact's per-lane std::fma calls, not in masks:
+    // they take the masked variants for every n, half the tiles to compile.
+#if !HWY_NATIVE_FMA
+    if (n > L)
+        Tile<kM, 2, true, kRowMajorA>(p);
+    else
+        Tile<kM, 1, true, kRowMajorA>(p);
+    return;
+#endif
     if (n == 2 * L)
         Tile<kM, 2, false, kRowMajorA>(p);
     else if (n > L)

@@ -32,8 +32,8 @@ struct hwy_target_kernels {
 std::vector<hwy_target_kernels> compiled_targets();
 
 // The Highway targets an anvil ISA tier permits (a mask of HWY_* bits):
-// below avx512_core nothing that executes AVX-512 (on x86: AVX2, SSE4,
-// SSSE3 and the fallback); the scalar tier only the SIMD-free fallback.
+// below avx512_core nothing that executes AVX-512 (on x86: AVX2, SSE4
+// and the fallback); the scalar tier only the SIMD-free fallback.
 int64_t allowed_targets(anvil_isa_t tier);
 
 // hwy::SupportedTargets() as first asked (a snapshot: see hwy_sgemm.cc);
