@@ -67,7 +67,9 @@
 #include "ref/ref_ukernel.h"
 #include "test_util.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// ANVIL_TESTS_SANITIZED: the library is instrumented though these sources
+// are not (tests/CMakeLists.txt, ANVIL_SANITIZE builds).
+#if defined(ANVIL_TESTS_SANITIZED) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ANVIL_SOAK_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
