@@ -321,25 +321,22 @@ lowp::lp_rowb_fn LpRowbBf16Kernel(int m) {
     }
 }
 
-lowp::lp_rowb_fn LpRowbU8s8Kernel(int m) {
+// The target's u8s8 kernel family: pairwise where it exists.
 #if ANVIL_ROWB_PAIRWISE
-    switch (m) {
-        case 1: return &RowbU8s8Pairwise<1>;
-        case 2: return &RowbU8s8Pairwise<2>;
-        case 3: return &RowbU8s8Pairwise<3>;
-        case 4: return &RowbU8s8Pairwise<4>;
-        default: return nullptr;
-    }
+#define ANVIL_ROWB_U8S8 RowbU8s8Pairwise
 #else
+#define ANVIL_ROWB_U8S8 RowbU8s8
+#endif
+lowp::lp_rowb_fn LpRowbU8s8Kernel(int m) {
     switch (m) {
-        case 1: return &RowbU8s8<1>;
-        case 2: return &RowbU8s8<2>;
-        case 3: return &RowbU8s8<3>;
-        case 4: return &RowbU8s8<4>;
+        case 1: return &ANVIL_ROWB_U8S8<1>;
+        case 2: return &ANVIL_ROWB_U8S8<2>;
+        case 3: return &ANVIL_ROWB_U8S8<3>;
+        case 4: return &ANVIL_ROWB_U8S8<4>;
         default: return nullptr;
     }
-#endif
 }
+#undef ANVIL_ROWB_U8S8
 
 bool LpRowbU8s8Pairwise() { return ANVIL_ROWB_PAIRWISE != 0; }
 

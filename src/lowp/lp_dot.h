@@ -57,8 +57,14 @@ struct lp_dot_args {
     int64_t b_rs;      // bytes between rows of B
     int64_t acc_ld;    // int32 elements between rows of acc
     int64_t k;         // bytes per dot product, >= 1
-    int64_t m;         // rows of A / acc (lp_dot_scalar; a JIT kernel is
-    int64_t n;         // rows of B / columns of acc  specialised on both)
+    int64_t m;         // rows of A / acc (read by lp_dot_scalar; a JIT
+                       // kernel is specialised on it)
+    int64_t n;         // rows of B / columns of acc: read by lp_dot_scalar
+                       // and by the Highway kernels (one instance serves
+                       // several n: it computes half or all of its widest
+                       // block and stores n columns), so it must be the n
+                       // the kernel was asked for; a JIT kernel is
+                       // specialised on it.
 };
 
 using lp_dot_fn = void (*)(const lp_dot_args *);
