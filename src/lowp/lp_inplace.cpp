@@ -128,7 +128,9 @@ family family_for(const lp_backend &be, const lp_problem &p) {
     // kernels: 2 rows x 192 columns stream B best (measured: 4 rows x 64
     // columns touch 4 KiB pages of B four times as often per byte).
     f.chunk_rows = p.transb ? kDotMaxM : 2;
-    for (int m = 1; m <= f.chunk_rows; ++m)
+    // int8 row-major B may start with a 3-row chunk (chunk_rows_at).
+    const int widest = !p.transb && !f.bf16 ? std::max(f.chunk_rows, 3) : f.chunk_rows;
+    for (int m = 1; m <= widest; ++m)
         f.widths[m] = f.own_dot ? be.dot_max_n(p.kind, m)
                       : p.transb ? dot_max_n(m)
                       : f.bf16   ? rowb_max_n_bf16(m)
@@ -154,11 +156,21 @@ family family_for(const lp_backend &be, const lp_problem &p) {
 // uses a few (rows, columns) pairs (fetch_kernels), so the JIT code's
 // keep-alive handles sit in a short list, not one per table cell (a
 // table of 2,500 shared_ptrs to build and destroy weighed on small calls).
+// A cell holds a dot kernel where the family is transposed and a row-B
+// kernel elsewhere, each called through its own pointer type (a call
+// through a cast pointer type is undefined; UBSan's -fsanitize=function
+// reports it).  A union keeps the table (zeroed per call) at one pointer
+// per cell.
+union kernel_cell {
+    lp_dot_fn dot;
+    lp_rowb_fn rowb;
+};
+
 struct kernel_table {
     static constexpr int kMaxN = 192;
     static constexpr int kMaxM = kRowbMaxMBf16 > kRowbMaxM ? kRowbMaxMBf16 : kRowbMaxM;
     static constexpr int kMaxKept = 4 * (kMaxM + 1);
-    void (*fn[kMaxM + 1][kMaxN + 1])(const void *) = {};
+    kernel_cell fn[kMaxM + 1][kMaxN + 1] = {};
     std::shared_ptr<const void> keep[kMaxKept];
     int kept = 0;
 };
@@ -170,27 +182,28 @@ int table_n(const family &f, int n) { return f.own_rowb ? 0 : n; }
 anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_table *kt) {
     if (f.own_rowb) {
         const int c = table_n(f, n);
-        if (kt->fn[m][c]) return anvil_success;
+        if (kt->fn[m][c].rowb) return anvil_success;
         const lp_rowb_fn fn = f.own_rowb->rowb_kernel(f.kind, m);  // static code
-        kt->fn[m][c] = reinterpret_cast<void (*)(const void *)>(fn);
+        kt->fn[m][c].rowb = fn;
         return fn ? anvil_success : anvil_invalid_argument;
     }
-    if (kt->fn[m][n]) return anvil_success;
+    if (f.transposed ? kt->fn[m][n].dot != nullptr : kt->fn[m][n].rowb != nullptr)
+        return anvil_success;
     if (kt->kept == kernel_table::kMaxKept) return anvil_runtime_error;  // cannot happen
     std::shared_ptr<const void> &keep = kt->keep[kt->kept++];
     anvil_status_t st;
     if (f.own_dot) {
         const lp_dot_fn fn = f.own_dot->dot_kernel(f.kind, m, n);  // static code
-        kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
+        kt->fn[m][n].dot = fn;
         st = fn ? anvil_success : anvil_invalid_argument;
     } else if (f.transposed) {
         lp_dot_fn fn = nullptr;
         st = get_lp_dot_kernel(make_lp_dot_desc(tier, m, n), &fn, &keep);
-        kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
+        kt->fn[m][n].dot = fn;
     } else {
         lp_rowb_fn fn = nullptr;
         st = get_lp_rowb_kernel(make_lp_rowb_desc(tier, m, n, f.bf16), &fn, &keep);
-        kt->fn[m][n] = reinterpret_cast<void (*)(const void *)>(fn);
+        kt->fn[m][n].rowb = fn;
     }
     return st;
 }
@@ -218,10 +231,9 @@ void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, co
                 int64_t a_rs, int64_t rows, int64_t j0, int64_t n, int32_t *acc, int64_t acc_ld) {
     const auto *b = static_cast<const uint8_t *>(p.B);
     const int64_t eb = f.bf16 ? 2 : 1;  // bytes per element of B
-    auto call = [&](int64_t r0, int64_t c, int m, int nn) {
-        // lp_dot_args and lp_rowb_args have the same fields in the same
-        // order; only where B's column j starts differs.
-        lp_dot_args a;
+    // lp_dot_args and lp_rowb_args have the same fields; only where B's
+    // column j starts differs.
+    auto fill = [&](auto &a, int64_t r0, int64_t c, int m, int nn) {
         a.a = a_rows + r0 * a_rs;
         a.b = b + (j0 + c) * (f.transposed ? p.ldb * eb : eb);
         a.acc = acc + r0 * acc_ld + c;
@@ -231,7 +243,18 @@ void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, co
         a.k = p.K;
         a.m = m;
         a.n = nn;
-        kt.fn[m][table_n(f, nn)](&a);
+    };
+    auto call = [&](int64_t r0, int64_t c, int m, int nn) {
+        const kernel_cell &cell = kt.fn[m][table_n(f, nn)];
+        if (f.transposed) {
+            lp_dot_args a;
+            fill(a, r0, c, m, nn);
+            cell.dot(&a);
+        } else {
+            lp_rowb_args a;
+            fill(a, r0, c, m, nn);
+            cell.rowb(&a);
+        }
     };
     if (f.columns_outer) {
         const int w = f.width(1);  // one width for every chunk
