@@ -74,18 +74,26 @@ constexpr int MaxN(int m) {
 #define ANVIL_DOT_ROWS(X) X(0) X(1) X(2) X(3)
 static_assert(kMaxM == 4 && kMaxN == 8, "the X-macros above list 4 x 8");
 
-// The lanes' wrapping int32 sum.  EMU128's SumOfLanes adds in plain int
-// (undefined on overflow): lane by lane in uint32 there.
-HWY_INLINE int32_t SumLanes(DI di, VI v) {
-#if HWY_TARGET == HWY_EMU128
-    HWY_ALIGN int32_t lanes[hn::MaxLanes(DI())];
-    hn::Store(v, di, lanes);
-    uint32_t sum = 0;
-    for (size_t t = 0; t < hn::Lanes(di); ++t) sum += static_cast<uint32_t>(lanes[t]);
-    return static_cast<int32_t>(sum);
-#else
-    return hn::GetLane(hn::SumOfLanes(di, v));
+// The lanes' wrapping int32 sum.  Highway's SumOfLanes may end in plain
+// int additions, undefined on overflow (EMU128's loop; on AVX3 GCC's
+// _mm512_reduce_add_epi32, which UBSan reported): halves are folded with
+// vector adds (lane-wise, wrapping) down to 128 bits, whose lanes are
+// summed in uint32.
+template <class D, class V>
+HWY_INLINE int32_t SumLanes(D d, V v) {
+#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128  // else <= 128 bits
+    if constexpr (hn::MaxLanes(D()) > 4) {
+        const hn::Half<D> dh;
+        return SumLanes(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+    } else
 #endif
+    {
+        HWY_ALIGN int32_t lanes[hn::MaxLanes(D())];
+        hn::Store(v, d, lanes);
+        uint32_t sum = 0;
+        for (size_t t = 0; t < hn::Lanes(d); ++t) sum += static_cast<uint32_t>(lanes[t]);
+        return static_cast<int32_t>(sum);
+    }
 }
 
 template <int kM, int kN>
