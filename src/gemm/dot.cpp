@@ -14,7 +14,8 @@ bool dot_path_applies(const sgemm_problem &p, anvil_isa_t tier) {
     const bool a_rows = !p.transa || (p.M == 1 && p.lda == 1);
     const bool b_columns = p.transb || (p.N == 1 && p.ldb == 1);
     const bool highway = tier < anvil_isa_avx512_core;
-    const bool long_k_rows = highway && p.M <= kDotMaxRowsLongK && p.K >= kDotLongK;
+    const bool long_k_rows =
+        p.K >= kDotLongK && p.M <= (highway ? kDotMaxRowsLongK : kDotMaxRowsLongKJit);
     const bool few_rows = p.M <= kDotMaxRows || long_k_rows;
     const bool few_cols = p.N == 1 || (highway && p.N <= kDotMaxCols);
     return a_rows && b_columns && (few_rows || few_cols);

@@ -41,15 +41,21 @@ using dot_fn = void (*)(const dot_args *);
 dot_fn dot_kernel(anvil_isa_t tier);
 
 // Rows of A up to which the dot path beats packing B: always up to
-// kDotMaxRows; and on the Highway tiers up to kDotMaxRowsLongK when
-// K >= kDotLongK, where the lane reductions at the end of each dot product
-// are a small part of it.  Measured on AVX2 (Zen 1, 1 thread, NT, dot path
-// vs packing B): 16x512x128 0.78x, 24x2048x256 0.96x, 16x4096x512 1.25x,
+// kDotMaxRows; and when K >= kDotLongK, where the lane reductions at the
+// end of each dot product are a small part of it, up to kDotMaxRowsLongK
+// on the Highway tiers and kDotMaxRowsLongKJit on the JIT tiers (whose
+// packed kernels are AVX-512; the dot kernels there are Highway's AVX-512
+// target).  Measured on AVX2 (Zen 1, 1 thread, NT, dot path vs packing
+// B): 16x512x128 0.78x, 24x2048x256 0.96x, 16x4096x512 1.25x,
 // 32x1024x1024 1.14x, 32x4096x4096 1.33x, 64x1024x1024 1.05x,
-// 64x4096x4096 1.15x.  The JIT tiers keep their packed AVX-512 kernels
-// beyond kDotMaxRows rows (not measured against the dot path there).
+// 64x4096x4096 1.15x.  On AVX-512 (Zen 5, same form): 12x4096x4096 1.34x,
+// 16x4096x4096 1.25x, 16x11008x4096 1.47x, 16x1024x1024 1.38x,
+// 16x4096x512 1.58x, 16x4096x11008 1.12x, 10x1024x512 1.61x, but
+// 32x4096x4096 0.90x, 64x4096x4096 0.73x, 64x768x3072 0.63x; up to 8
+// rows the packed path loses 1.3-6x except at K = 64 (8x512x64: 0.6x).
 constexpr int64_t kDotMaxRows = 8;
 constexpr int64_t kDotMaxRowsLongK = 64;
+constexpr int64_t kDotMaxRowsLongKJit = 16;
 constexpr int64_t kDotLongK = 512;
 // And, on the Highway tiers, any M when N <= kDotMaxCols (tall-skinny
 // products with B transposed: A streams once past a B that stays in cache).
