@@ -206,6 +206,16 @@ TEST_CASE("dot path: anvil_sgemm takes it for small M with B transposed and for 
     p.K = 4096;
     CHECK(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));
     CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx512_core));
+    // The JIT tiers: up to 16 rows once K >= 512.
+    p.M = 16;
+    CHECK(anvil::gemm::dot_path_applies(p, anvil_isa_avx512_core));
+    p.M = 17;
+    CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx512_core));
+    p.M = 16;
+    p.K = 511;
+    CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx512_core));
+    p.M = 64;
+    p.K = 4096;
     p.transa = true;
     CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));
     p.transa = p.transb = false;

@@ -159,8 +159,9 @@ family family_for(const lp_backend &be, const lp_problem &p) {
 // A cell holds a dot kernel where the family is transposed and a row-B
 // kernel elsewhere, each called through its own pointer type (a call
 // through a cast pointer type is undefined; UBSan's -fsanitize=function
-// reports it).  A union keeps the table (zeroed per call) at one pointer
-// per cell.
+// reports it).  A union keeps the table (cleared per call) at one pointer
+// per cell; the constructor makes the family's member the active one, so
+// only that member is ever read.
 union kernel_cell {
     lp_dot_fn dot;
     lp_rowb_fn rowb;
@@ -170,7 +171,16 @@ struct kernel_table {
     static constexpr int kMaxN = 192;
     static constexpr int kMaxM = kRowbMaxMBf16 > kRowbMaxM ? kRowbMaxMBf16 : kRowbMaxM;
     static constexpr int kMaxKept = 4 * (kMaxM + 1);
-    kernel_cell fn[kMaxM + 1][kMaxN + 1] = {};
+    explicit kernel_table(bool transposed) {
+        for (auto &row : fn)
+            for (kernel_cell &cell : row) {
+                if (transposed)
+                    cell.dot = nullptr;
+                else
+                    cell.rowb = nullptr;
+            }
+    }
+    kernel_cell fn[kMaxM + 1][kMaxN + 1];
     std::shared_ptr<const void> keep[kMaxKept];
     int kept = 0;
 };
@@ -311,7 +321,7 @@ anvil_status_t run_inplace_path(const lp_backend &be, const lp_problem &p, const
     // Tasks a whole number of the widest chunks wide.
     const int64_t w = f.width(chunk_rows_at(f, rows, 0));
     b.nc = std::max<int64_t>(w, b.nc / w * w);
-    kernel_table kt;
+    kernel_table kt(f.transposed);
     anvil_status_t st = fetch_kernels(f, uint8_t(be.tier()), rows, p.N, b.nc, &kt);
     if (st != anvil_success) return st;
 
