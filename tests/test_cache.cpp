@@ -131,6 +131,26 @@ TEST_CASE("cache: hits and misses move as expected") {
     CHECK(stats().misses - s4.misses == s1.misses - s0.misses);
 }
 
+TEST_CASE("cache: hits of threads that have finished still count") {
+    // Front-cache hits are counted per thread; a finished thread's count
+    // must stay in the totals, and counting must not race (TSan job).
+    run_checked('N', 'N', 23, 31, 17, 1.0f, 0.0f);  // kernels made once
+    const anvil_cache_stats_t before = stats();
+    constexpr int kThreads = 3, kCalls = 4;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < kThreads; ++t)
+        pool.emplace_back([] {
+            for (int i = 0; i < kCalls; ++i) run_checked('N', 'N', 23, 31, 17, 1.0f, 0.0f);
+        });
+    for (int i = 0; i < 50; ++i) (void)stats();  // reads while the threads count
+    for (std::thread &th : pool) th.join();
+    const anvil_cache_stats_t after = stats();
+    CHECK(after.hits >= before.hits);
+    if (!jit_active()) return;
+    // Every call after a thread's first reuses its setup: a hit each.
+    CHECK(after.hits - before.hits >= kThreads * (kCalls - 1));
+}
+
 TEST_CASE("cache: capacity 2 with many distinct kernels evicts and stays correct") {
     capacity_guard guard;
     REQUIRE(anvil_clear_kernel_cache() == anvil_success);

@@ -1,11 +1,13 @@
 #include "cache/kernel_cache.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <list>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "common/env.h"
 #include "common/verbose.h"
@@ -153,13 +155,54 @@ anvil_status_t get_or_generate(const std::string &key, const generator_fn &gen, 
     return instance().get(key, gen, out);
 }
 void set_capacity(int64_t capacity) { instance().set_capacity(capacity); }
-std::atomic<int64_t> g_front_hits{0};
+namespace {
+
+// Front-cache hits (one per call that reuses a thread's setup) are counted
+// per thread: a shared atomic counter costs a locked add on every small
+// call and bounces its cache line between the threads of a server that
+// calls from many.  Each thread's counter is registered while the thread
+// lives; a finishing thread adds its count to `retired`.  The registry is
+// never destroyed (threads may finish after static destructors ran).
+struct hit_registry {
+    std::mutex mu;
+    std::vector<const std::atomic<int64_t> *> live;
+    int64_t retired = 0;
+};
+hit_registry &registry() {
+    static hit_registry *r = new hit_registry;
+    return *r;
+}
+
+struct thread_hits {
+    std::atomic<int64_t> n{0};
+    thread_hits() {
+        hit_registry &r = registry();
+        std::lock_guard<std::mutex> lk(r.mu);
+        r.live.push_back(&n);
+    }
+    ~thread_hits() {
+        hit_registry &r = registry();
+        std::lock_guard<std::mutex> lk(r.mu);
+        r.retired += n.load(std::memory_order_relaxed);
+        r.live.erase(std::find(r.live.begin(), r.live.end(), &n));
+    }
+};
+thread_local thread_hits t_hits;
+
+}  // namespace
+
 std::atomic<uint64_t> g_epoch{0};
 uint64_t epoch() { return g_epoch.load(std::memory_order_acquire); }
-void note_front_hit() { g_front_hits.fetch_add(1, std::memory_order_relaxed); }
+void note_front_hit() {
+    // Only this thread writes its counter: a plain load and store, no lock.
+    t_hits.n.store(t_hits.n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 anvil_cache_stats_t stats() {
     anvil_cache_stats_t s = instance().stats();
-    s.hits += g_front_hits.load(std::memory_order_relaxed);
+    hit_registry &r = registry();
+    std::lock_guard<std::mutex> lk(r.mu);
+    s.hits += r.retired;
+    for (const std::atomic<int64_t> *n : r.live) s.hits += n->load(std::memory_order_relaxed);
     return s;
 }
 void clear() {

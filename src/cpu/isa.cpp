@@ -16,6 +16,10 @@ namespace {
 std::atomic<uint32_t> g_cap{~0u};
 std::atomic<bool> g_frozen{false};
 std::once_flag g_env_once;
+// Set once read_env_cap has run: the per-call check is then one load
+// (libstdc++'s std::call_once writes two thread-local variables and calls
+// pthread_once on every call, a measurable share of a cached 16^3 GEMM).
+std::atomic<bool> g_env_read{false};
 
 void read_env_cap() {
     std::string name = env::get_string("ANVIL_MAX_ISA", "");
@@ -79,8 +83,14 @@ const cpu_info &info() {
     return ci;
 }
 
-uint32_t effective_features(bool freeze) {
+void read_env_cap_once() {
+    if (g_env_read.load(std::memory_order_acquire)) return;
     std::call_once(g_env_once, read_env_cap);
+    g_env_read.store(true, std::memory_order_release);
+}
+
+uint32_t effective_features(bool freeze) {
+    read_env_cap_once();
     if (freeze && !g_frozen.load(std::memory_order_relaxed)) g_frozen.store(true);
     return info().detected & g_cap.load(std::memory_order_relaxed);
 }
@@ -100,14 +110,14 @@ anvil_isa_t dispatch_tier(bool freeze) {
 
 anvil_status_t set_max_isa(anvil_isa_t tier) {
     if (tier < anvil_isa_scalar || tier > anvil_isa_amx) return anvil_invalid_argument;
-    std::call_once(g_env_once, read_env_cap);
+    read_env_cap_once();
     if (g_frozen.load()) return anvil_unsupported;
     g_cap.store(tier_features(tier));
     return anvil_success;
 }
 
 void set_max_isa_for_test(anvil_isa_t tier) {
-    std::call_once(g_env_once, read_env_cap);
+    read_env_cap_once();
     g_cap.store(tier_features(tier));
 }
 

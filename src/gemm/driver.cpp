@@ -135,9 +135,14 @@ constexpr int64_t kMinFlopsPerThread = 2'000'000;
 
 int threads_for(const sgemm_problem &p) {
     const int nthr = threading::num_threads();
-    const double flops = 2.0 * double(p.M) * double(p.N) * double(p.K);
-    const double useful = flops / double(kMinFlopsPerThread);
-    return useful >= nthr ? nthr : std::max(1, int(useful));
+    // Integer arithmetic (a small call's overhead is a few ns per step):
+    // flops = 2 M N K, which may exceed int64 for sizes no call could run.
+    int64_t mn = 0, mnk = 0;
+    if (__builtin_mul_overflow(p.M, p.N, &mn) || __builtin_mul_overflow(mn, p.K, &mnk) ||
+        mnk > INT64_MAX / 2)
+        return nthr;
+    const int64_t useful = 2 * mnk / kMinFlopsPerThread;
+    return useful >= nthr ? nthr : int(std::max<int64_t>(1, useful));
 }
 
 // Everything about a call that depends only on its shape: blocking, panel
@@ -156,20 +161,19 @@ struct setup_key {
     const backend *be;
     int64_t M, N, K, lda, ldb, ldc;
     uint64_t cache_epoch;
-    int32_t nthreads, pad0;
-    uint8_t transa, transb, prepacked, alpha_one, beta, pad[3];
+    // Thread count (low 32 bits), transposes, prepacked, alpha == 1 and the
+    // beta kind, in one word: built and compared as one 64-bit value (as
+    // separate int32 / byte fields GCC stored them separately and compared
+    // them as one word, a store-forwarding stall on every call).
+    uint64_t small;
     bool operator==(const setup_key &o) const {
         return M == o.M && N == o.N && K == o.K && lda == o.lda && ldb == o.ldb &&
-               ldc == o.ldc && be == o.be && cache_epoch == o.cache_epoch &&
-               nthreads == o.nthreads &&
-               transa == o.transa && transb == o.transb && prepacked == o.prepacked &&
-               alpha_one == o.alpha_one && beta == o.beta;
+               ldc == o.ldc && be == o.be && cache_epoch == o.cache_epoch && small == o.small;
     }
 };
 
 setup_key make_key(const backend &be, const sgemm_problem &p) {
     setup_key k;
-    std::memset(&k, 0, sizeof(k));
     k.be = &be;
     k.M = p.M;
     k.N = p.N;
@@ -178,12 +182,9 @@ setup_key make_key(const backend &be, const sgemm_problem &p) {
     k.ldb = p.ldb;
     k.ldc = p.ldc;
     k.cache_epoch = cache::epoch();
-    k.nthreads = threads_for(p);
-    k.transa = p.transa;
-    k.transb = p.transb;
-    k.prepacked = p.packed_b != nullptr;
-    k.alpha_one = p.alpha == 1.0f;
-    k.beta = uint8_t(classify_beta(p.beta));
+    k.small = uint64_t(uint32_t(threads_for(p))) | uint64_t(p.transa) << 32 |
+              uint64_t(p.transb) << 33 | uint64_t(p.packed_b != nullptr) << 34 |
+              uint64_t(p.alpha == 1.0f) << 35 | uint64_t(classify_beta(p.beta)) << 36;
     return k;
 }
 
@@ -464,7 +465,12 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     anvil_status_t st = find_or_prepare(be, p, &setup);
     if (st != anvil_success) return st;
     if (setup->whole.fn) {
-        ukernel_args args{};
+        // Every field assigned (not `args{}`: GCC clears 152 bytes with
+        // `rep stos`, whose start-up was ~10% of a cached 16^3 call).
+        ukernel_args args;
+        args.k_segs = args.a_seg_rs = args.m_tiles = args.a_tile_rs = args.binary_ld = 0;
+        args.bias = args.binary = nullptr;
+        args.elt_alpha = args.elt_beta = 0.0f;
         set_a_tile(p, 0, p.M, 0, p.K, nullptr, &args);
         args.b = prepacked ? p.packed_b : p.B;
         args.b_ld = prepacked ? setup->blk.nr : p.ldb;
