@@ -50,10 +50,18 @@ jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
 jit_sgemm_avx512::jit_sgemm_avx512(const gemm::small_gemm_desc &d)
     : a_(d.a), beta_(d.beta), alpha_one_(d.alpha_one != 0), row_major_(d.a == a_access::row_major),
       whole_(true) {
-    preamble({rbx, reg_tmp, reg_b_pf});
     // Near-equal row tiles of at most kMaxM rows; columns in the widest
     // tiles the row height allows, the row's A staying in L1 across them.
-    const int row_tiles = (d.M + kMaxM - 1) / kMaxM;
+    // One vector per row (N <= 16): up to kMaxMNarrow rows, so a 16 x 16
+    // product runs as one tile of 16 independent accumulators instead of
+    // two of 8, whose FMA chains (K long, 4 cycles each) bound them.
+    const int max_rows = d.N <= kLanes ? kMaxMNarrow : kMaxM;
+    const int row_tiles = (d.M + max_rows - 1) / max_rows;
+    const bool four_bases = row_major_ && (d.M + row_tiles - 1) / row_tiles > 15;
+    if (four_bases)
+        preamble({rbx, reg_tmp, reg_b_pf, reg_a15});
+    else
+        preamble({rbx, reg_tmp, reg_b_pf});
     for (int t = 0; t < row_tiles; ++t) {
         const int h = d.M / row_tiles + (t < d.M % row_tiles ? 1 : 0);
         const int row0 = t * (d.M / row_tiles) + std::min(t, d.M % row_tiles);
@@ -172,7 +180,7 @@ Address jit_sgemm_avx512::a_addr(int i, int u) {
     // A(i, k+u) = row_base(i) + (i % 5) * a_rs + u: rows in groups of five
     // off three base registers, since x86 scales only reach 1, 2, 4 (and
     // reg_astr3 gives 3).
-    const Reg64 base = i < 5 ? reg_a : (i < 10 ? reg_a5 : reg_a10);
+    const Reg64 base = i < 5 ? reg_a : i < 10 ? reg_a5 : i < 15 ? reg_a10 : reg_a15;
     const int disp = u * 4;
     switch (i % 5) {
         case 0: return ptr[base + disp];
@@ -257,7 +265,7 @@ void jit_sgemm_avx512::load_args() {
     mov(reg_k, ptr[reg_args + offsetof(ukernel_args, k)]);
 }
 
-// Row-major A: the bases of rows 5..9 and 10..11 from reg_a (row 0).
+// Row-major A: the bases of rows 5..9, 10..14 and (whole-GEMM tiles) 15..19 from reg_a.
 void jit_sgemm_avx512::set_row_bases() {
     if (!row_major_ || m_ <= 5) return;
     lea(reg_a5, ptr[reg_a + reg_astr * 4]);
@@ -265,6 +273,10 @@ void jit_sgemm_avx512::set_row_bases() {
     if (m_ > 10) {
         lea(reg_a10, ptr[reg_a5 + reg_astr * 4]);
         add(reg_a10, reg_astr);
+    }
+    if (m_ > 15) {
+        lea(reg_a15, ptr[reg_a10 + reg_astr * 4]);
+        add(reg_a15, reg_astr);
     }
 }
 
@@ -323,6 +335,7 @@ void jit_sgemm_avx512::advance(int steps) {
     add(reg_a, steps * 4);
     if (m_ > 5) add(reg_a5, steps * 4);
     if (m_ > 10) add(reg_a10, steps * 4);
+    if (m_ > 15) add(reg_a15, steps * 4);
 }
 
 void jit_sgemm_avx512::k_loop() {

@@ -10,6 +10,9 @@ class jit_sgemm_avx512 : public jit_generator {
 public:
     static constexpr int kMaxM = 12;   // rows: 12 x 2 accumulators + 2 B + broadcasts = 32 zmm
     static constexpr int kMaxN = 32;   // packed panel width: 2 zmm of 16 lanes
+    // Whole-GEMM kernels with N <= 16 (one vector per row): tiles of up to
+    // 20 rows (20 accumulators + B + broadcasts; A rows off four bases).
+    static constexpr int kMaxMNarrow = 20;
     // Widest tile of height m: m*nv accumulators + nv B vectors + at least
     // one broadcast register must fit the 32 zmm; at most 8 vectors.
     static constexpr int max_n(int m) {
@@ -86,6 +89,7 @@ private:
     const Xbyak::Reg64 reg_tmp = r12;    // offset arithmetic (callee-saved)
     const Xbyak::Reg64 reg_b_pf = r13;   // B, kPrefetchRows rows ahead (callee-saved)
     const Xbyak::Reg64 reg_segs = r14;   // K segments left (callee-saved)
+    const Xbyak::Reg64 reg_a15 = r14;    // row_major whole-GEMM tiles: rows 15..19 base
     const Xbyak::Reg64 reg_seg_a = r15;  // A of the current segment (callee-saved)
     static constexpr int kPrefetchRows = 8;
     // The row-tile frame (tile_loop): the tile's A and C, tiles left.

@@ -218,6 +218,113 @@ TEST_CASE("ukernel sweep: every compiled Highway target's backend" * doctest::te
     }
 }
 
+// Whole-GEMM kernels (backend::get_small: one call runs a whole small
+// GEMM, tile after tile; the JIT's have tiles of up to 20 rows when N fits
+// one vector): every M in 1..64 against narrow and wide N, K short and long
+// enough for the unrolled loop and its tail, both A addressings; one beta /
+// alpha pair per shape in turn, all of them on a few heights around the
+// tile limits.  Bitwise ref::sgemm_ukernel, nothing written outside C.
+TEST_CASE("ukernel sweep: whole small-GEMM kernels are bitwise the reference") {
+    using anvil::gemm::small_gemm_desc;
+    const backend &be = anvil::gemm::select_backend();
+    {
+        small_gemm_desc probe{};
+        probe.tier = uint8_t(be.tier());
+        probe.M = probe.N = 1;
+        probe.a = a_access::row_major;
+        probe.beta = beta_kind::zero;
+        probe.alpha_one = 1;
+        ukernel_ref kr;
+        if (be.get_small(probe, &kr) == anvil_unsupported) {
+            MESSAGE("backend ", std::string(be.name()), " has no whole-GEMM kernels");
+            return;
+        }
+    }
+    const int Ns[] = {1, 2, 7, 15, 16, 17, 31, 32, 33, 47, 64};
+    const int64_t Ks[] = {1, 4, 5, 17, 64};
+    const int all_pairs_rows[] = {12, 13, 15, 16, 17, 20, 21, 40, 64};
+    failures bad_bits, bad_sentinel, bad_status;
+    int64_t calls = 0;
+    tu::rng r(20261205);
+    for (int M = 1; M <= anvil::gemm::kSmallGemmMax; ++M) {
+        // Under emulation only every 7th height and the limits.
+        const bool all_pairs = std::find(std::begin(all_pairs_rows), std::end(all_pairs_rows), M) !=
+                               std::end(all_pairs_rows);
+        if (!all_pairs && !tu::emulated_sweeps_width(M, 7, anvil::gemm::kSmallGemmMax)) continue;
+        for (int N : Ns)
+            for (int ai = 0; ai < 2; ++ai) {
+                const a_access acc = ai == 0 ? a_access::k_strided : a_access::row_major;
+                for (int pair = 0; pair < 6; ++pair) {
+                    if (!all_pairs && pair != (M + N + ai) % 6) continue;
+                    const float beta = kBetas[pair % 3], alpha = kAlphas[pair / 3];
+                    small_gemm_desc d{};
+                    d.tier = uint8_t(be.tier());
+                    d.M = uint8_t(M);
+                    d.N = uint8_t(N);
+                    d.a = acc;
+                    d.beta = anvil::gemm::classify_beta(beta);
+                    d.alpha_one = alpha == 1.0f ? 1 : 0;
+                    ukernel_ref kr;
+                    const anvil_status_t st = be.get_small(d, &kr);
+                    for (int64_t K : Ks) {
+                        const int variant = int((K + M + N) % 2);
+                        const a_operand A = make_a(M, K, acc, variant, r);
+                        const int64_t b_ld = N + (variant ? 3 : 0);
+                        tu::fbuf B;
+                        B.reset(size_t(K * b_ld), size_t(N % 4), tu::qnan());
+                        for (int64_t k = 0; k < K; ++k)
+                            for (int64_t j = 0; j < N; ++j) B[size_t(k * b_ld + j)] = r.frac();
+                        const int64_t ldc = N + (M % 2 ? 0 : 5);
+                        ukernel_args args{};
+                        args.a = A.buf.data();
+                        args.a_rs = A.a_rs;
+                        args.a_cs = A.a_cs;
+                        args.b = B.data();
+                        args.b_ld = b_ld;
+                        args.k = K;
+                        args.ldc = ldc;
+                        args.m = M;
+                        args.n = N;
+                        args.alpha = alpha;
+                        args.beta = beta;
+                        const std::string what = describe(M, N, K, acc, alpha, beta, args);
+                        if (st != anvil_success || !kr.fn) {
+                            bad_status.add(what + ": get_small() -> " + anvil_status_str(st));
+                            break;
+                        }
+                        tu::cmat Cg(M, N, ldc, (M + N) % 7), Cr(M, N, ldc, 0);
+                        for (int64_t i = 0; i < M; ++i)
+                            for (int64_t j = 0; j < N; ++j) {
+                                const float c0 = r.frac() * 4.0f;
+                                // beta == 0: C must not be read.
+                                Cg.at(i, j) =
+                                    beta == 0.0f ? ((i + j) % 2 ? tu::qnan() : tu::inf()) : c0;
+                                Cr.at(i, j) = c0;
+                            }
+                        args.c = Cg.c();
+                        kr.fn(&args);
+                        ++calls;
+                        ukernel_args ra = args;
+                        ra.c = Cr.c();
+                        anvil::ref::sgemm_ukernel(&ra);
+                        std::string f;
+                        if (tu::count_bit_mismatches(Cg, Cr, &f))
+                            bad_bits.add(what + " [" + kr.name + "]: " + f);
+                        std::string w;
+                        if (Cg.sentinel_damage(&w)) bad_sentinel.add(what + " [" + kr.name + "]: " + w);
+                    }
+                }
+            }
+    }
+    MESSAGE("whole small-GEMM sweep: ", calls, " kernel calls compared");
+    INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
+    CHECK(bad_status.count == 0);
+    INFO(bad_bits.count, " differ from ref::sgemm_ukernel, first:\n", bad_bits.first);
+    CHECK(bad_bits.count == 0);
+    INFO(bad_sentinel.count, " wrote outside C, first:\n", bad_sentinel.first);
+    CHECK(bad_sentinel.count == 0);
+}
+
 // B's last row ends exactly at a PROT_NONE page, so reading B(K-1, j) for
 // any j >= n faults; the same for A's last element and for C with ldc == n.
 TEST_CASE("ukernel sweep: A, B and C are never accessed past their last element (guard pages)") {
