@@ -283,3 +283,76 @@ TEST_CASE("plan: one plan and packed buffer executed from several threads at onc
         CHECK(anvil_gemm_plan_destroy(p) == anvil_success);
     }
 }
+
+// Small plans call their whole-GEMM kernel directly, looked up by the first
+// execute of each alpha / beta kind.  Here those first executes happen on
+// several threads at once, each going through every (alpha, beta) pair in
+// its own order, on a fresh plan: every result must be the reference's
+// value (integer data: exact), and the same again single-threaded.
+TEST_CASE("plan: first executes of a small plan race on several threads, every alpha / beta") {
+    struct shape {
+        char ta, tb;
+        int64_t M, N, K;
+    };
+    const shape shapes[] = {{'N', 'N', 16, 16, 16}, {'T', 'N', 23, 31, 17},
+                            {'N', 'T', 32, 32, 32}, {'T', 'T', 5, 64, 3}};
+    constexpr int kThreads = 4, kPairs = 5;
+    int idx = 0;
+    for (const shape &s : shapes) {
+        gemm_case c;
+        c.ta = s.ta;
+        c.tb = s.tb;
+        c.M = s.M;
+        c.N = s.N;
+        c.K = s.K;
+        c.tighten(idx % 2, 0, 1);
+        c.off_a = 1;
+        c.off_c = 2;
+        CAPTURE(c.str());
+        tu::rng r(9090 + idx++);
+        fbuf B = tu::make_operand(c.b_rows(), c.b_cols(), c.ldb, 0, [&] { return r.small_int(); });
+        anvil_gemm_plan_t p = nullptr;
+        REQUIRE(anvil_gemm_plan_create(&p, c.ta, c.tb, c.M, c.N, c.K, c.lda, c.ldb, c.ldc) ==
+                anvil_success);
+        REQUIRE(anvil_gemm_plan_pack_b_owned(p, B.data()) == anvil_success);
+
+        // Case (t, q): thread t's q-th call uses pair (t + q) % kPairs.
+        std::vector<gemm_case> cases;
+        std::vector<inputs> in;
+        std::vector<cmat> want;
+        for (int t = 0; t < kThreads; ++t)
+            for (int q = 0; q < kPairs; ++q) {
+                gemm_case cq = c;
+                cq.alpha = kAlphaBeta[(t + q) % kPairs][0];
+                cq.beta = kAlphaBeta[(t + q) % kPairs][1];
+                in.push_back(make_inputs(cq, uint64_t(100 * t + q)));
+                want.push_back(reference(cq, in.back().A.data(), B.data(), in.back().C0));
+                cases.push_back(cq);
+            }
+        std::vector<cmat> got(in.size());
+        std::vector<anvil_status_t> status(in.size(), anvil_runtime_error);
+        std::atomic<int> ready{0};
+        std::vector<std::thread> ts;
+        for (int t = 0; t < kThreads; ++t)
+            ts.emplace_back([&, t] {
+                ready.fetch_add(1);
+                while (ready.load() < kThreads) std::this_thread::yield();
+                for (int q = 0; q < kPairs; ++q) {
+                    const size_t k = size_t(t * kPairs + q);
+                    got[k] = cmat(c.M, c.N, c.ldc, c.off_c);
+                    got[k].copy_window_from(in[k].C0);
+                    status[k] = anvil_gemm_plan_execute(p, cases[k].alpha, in[k].A.data(), nullptr,
+                                                        cases[k].beta, got[k].c());
+                }
+            });
+        for (auto &t : ts) t.join();
+        for (size_t k = 0; k < in.size(); ++k) {
+            CAPTURE(k);
+            CHECK(status[k] == anvil_success);
+            check_same_value(got[k], want[k], "racing first planned executes vs reference");
+            const cmat again = execute(p, cases[k], in[k], nullptr);
+            check_same_bits(again, got[k], "single-thread execute vs the racing one");
+        }
+        CHECK(anvil_gemm_plan_destroy(p) == anvil_success);
+    }
+}

@@ -1,7 +1,9 @@
 // The planned GEMM handle: create -> pack B once -> execute many times.
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "anvil/anvil.h"
@@ -32,6 +34,20 @@ struct anvil_gemm_plan {
     const anvil::gemm::backend *be = nullptr;
     size_t packed_bytes = 0;
     void *owned = nullptr;  // library-owned packed B (pack_b_owned)
+    packed_header header;   // what this plan's packed buffers start with
+    // Small plans (one whole-GEMM kernel per call, gemm::whole_kernel_for):
+    // the kernel for each [alpha == 1][beta kind], looked up on the first
+    // execute that needs it and then called directly, without the driver's
+    // per-call lookups (half of a 16^3 call's time).  `looked` is set
+    // once the lookup ran (also when the call runs another way: fn null).
+    struct fast_path {
+        std::atomic<anvil::gemm::ukernel_fn> fn{nullptr};
+        std::atomic<bool> looked{false};
+        anvil::gemm::ukernel_ref ref;  // keeps fn's code alive
+        int64_t b_ld = 0;
+    };
+    fast_path fast[2][3];
+    std::mutex fast_mu;  // serialises the lookups
     static constexpr uint64_t kMagic = 0x414e56494c504c4eull;
 };
 
@@ -52,10 +68,25 @@ void fill_header(const anvil_gemm_plan &p, packed_header *h) {
 }
 
 bool header_matches(const anvil_gemm_plan &p, const void *buf) {
-    packed_header want, have;
-    fill_header(p, &want);
-    std::memcpy(&have, buf, sizeof(have));
-    return std::memcmp(&want, &have, sizeof(want)) == 0;
+    return std::memcmp(&p.header, buf, sizeof(packed_header)) == 0;
+}
+
+// Looks up (once per alpha / beta kind) the whole-GEMM kernel of a small
+// plan's calls; null when they run another way or the lookup failed (the
+// driver then runs the call and reports any error).
+anvil::gemm::ukernel_fn fast_kernel(anvil_gemm_plan &plan, const anvil::gemm::sgemm_problem &p,
+                                    anvil_gemm_plan::fast_path &f) {
+    std::lock_guard<std::mutex> lk(plan.fast_mu);
+    if (f.looked.load(std::memory_order_acquire)) return f.fn.load(std::memory_order_acquire);
+    anvil::gemm::ukernel_ref ref;
+    int64_t b_ld = 0;
+    if (anvil::gemm::whole_kernel_for(*plan.be, p, &ref, &b_ld) == anvil_success && ref.fn) {
+        f.ref = ref;
+        f.b_ld = b_ld;
+        f.fn.store(ref.fn, std::memory_order_release);
+    }
+    f.looked.store(true, std::memory_order_release);
+    return f.fn.load(std::memory_order_acquire);
 }
 
 // Packed buffers hold floats after the header, so they must be 4-byte
@@ -109,6 +140,7 @@ anvil_status_t anvil_gemm_plan_create(anvil_gemm_plan_t *plan, char transa, char
     p->ldc = ldc;
     p->be = &be;
     p->packed_bytes = size_t(bytes) + sizeof(packed_header);
+    fill_header(*p, &p->header);
     *plan = p;
     return anvil_success;
 }
@@ -166,6 +198,19 @@ anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan, float alpha, cons
     p.C = C;
     p.ldc = plan->ldc;
     const int vl = verbose::level();
+    // Small plans: the whole-GEMM kernel directly (not with verbose exec
+    // lines, which the driver path writes).
+    if (plan->M <= gemm::kSmallGemmMax && plan->N <= gemm::kSmallGemmMax && plan->K > 0 &&
+        alpha != 0.0f && vl < 2) {
+        anvil_gemm_plan::fast_path &f =
+            plan->fast[alpha == 1.0f][int(gemm::classify_beta(beta))];
+        gemm::ukernel_fn fn = f.fn.load(std::memory_order_acquire);
+        if (!fn && !f.looked.load(std::memory_order_acquire)) fn = fast_kernel(*plan, p, f);
+        if (fn) {
+            gemm::run_whole_kernel(fn, p, f.b_ld);
+            return anvil_success;
+        }
+    }
     const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
     const gemm::backend *be = plan->be;
     anvil_status_t st = gemm::run_sgemm(*be, p);

@@ -433,6 +433,41 @@ void run_block(const sgemm_problem &p, const call_setup &setup, const block_rang
 
 }  // namespace
 
+void run_whole_kernel(ukernel_fn fn, const sgemm_problem &p, int64_t b_ld) {
+    // Every field assigned (not `args{}`: GCC clears 152 bytes with
+    // `rep stos`, whose start-up was ~10% of a cached 16^3 call).
+    ukernel_args args;
+    args.k_segs = args.a_seg_rs = args.m_tiles = args.a_tile_rs = args.binary_ld = 0;
+    args.bias = args.binary = nullptr;
+    args.elt_alpha = args.elt_beta = 0.0f;
+    set_a_tile(p, 0, p.M, 0, p.K, nullptr, &args);
+    args.b = p.packed_b ? p.packed_b : p.B;
+    args.b_ld = b_ld;
+    args.c = p.C;
+    args.ldc = p.ldc;
+    args.k = p.K;
+    args.m = p.M;
+    args.n = p.N;
+    args.alpha = p.alpha;
+    args.beta = p.beta;
+    args.b_next = nullptr;
+    fn(&args);
+}
+
+anvil_status_t whole_kernel_for(const backend &be, const sgemm_problem &p, ukernel_ref *out,
+                                int64_t *b_ld) {
+    *out = ukernel_ref();
+    if (p.M == 0 || p.N == 0 || p.K == 0 || p.alpha == 0.0f) return anvil_success;
+    if (dot_path_applies(p, be.tier()) && dot_kernel(be.tier())) return anvil_success;
+    if (stream_path_applies(p, be.tier()) && stream_kernel(be.tier())) return anvil_success;
+    const call_setup *setup = nullptr;
+    const anvil_status_t st = find_or_prepare(be, p, &setup);
+    if (st != anvil_success) return st;
+    *out = setup->whole;
+    *b_ld = p.packed_b ? setup->blk.nr : p.ldb;
+    return anvil_success;
+}
+
 void scale_c(const sgemm_problem &p) {
     threading::parallel_for(p.M, [&](int64_t i) {
         float *c = p.C + i * p.ldc;
@@ -465,24 +500,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     anvil_status_t st = find_or_prepare(be, p, &setup);
     if (st != anvil_success) return st;
     if (setup->whole.fn) {
-        // Every field assigned (not `args{}`: GCC clears 152 bytes with
-        // `rep stos`, whose start-up was ~10% of a cached 16^3 call).
-        ukernel_args args;
-        args.k_segs = args.a_seg_rs = args.m_tiles = args.a_tile_rs = args.binary_ld = 0;
-        args.bias = args.binary = nullptr;
-        args.elt_alpha = args.elt_beta = 0.0f;
-        set_a_tile(p, 0, p.M, 0, p.K, nullptr, &args);
-        args.b = prepacked ? p.packed_b : p.B;
-        args.b_ld = prepacked ? setup->blk.nr : p.ldb;
-        args.c = p.C;
-        args.ldc = p.ldc;
-        args.k = p.K;
-        args.m = p.M;
-        args.n = p.N;
-        args.alpha = p.alpha;
-        args.beta = p.beta;
-        args.b_next = nullptr;
-        setup->whole.fn(&args);
+        run_whole_kernel(setup->whole.fn, p, prepacked ? setup->blk.nr : p.ldb);
         if (p.on_done) (*p.on_done)(0, p.M, 0, p.N);
         return anvil_success;
     }

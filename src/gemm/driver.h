@@ -62,6 +62,16 @@ inline sgemm_problem blas_problem(bool transa, bool transb, int64_t M, int64_t N
 // writes C, so a failure (JIT, memory) leaves C untouched.
 anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p);
 
+// The kernel run_sgemm runs the whole of p with (small shapes in one K
+// block), fetched or generated now, and the B row stride it reads B with
+// (the panel width for a prepacked B); a null out->fn when p runs another
+// way.  A caller that repeats p's shape, transposes, leading dimensions,
+// alpha == 1 and beta kind (classify_beta) with other data may run it
+// with run_whole_kernel and skip the per-call lookups (the planned handle).
+anvil_status_t whole_kernel_for(const backend &be, const sgemm_problem &p, ukernel_ref *out,
+                                int64_t *b_ld);
+void run_whole_kernel(ukernel_fn fn, const sgemm_problem &p, int64_t b_ld);
+
 // C = beta * C (0 when beta == 0, without reading C): alpha == 0 or K == 0.
 void scale_c(const sgemm_problem &p);
 
