@@ -34,7 +34,8 @@ const std::vector<shape> &all_shapes() {
         const shape nk[] = {{0, 4096, 4096}, {0, 11008, 4096}, {0, 4096, 11008}};
         for (int64_t m : {1, 4, 16, 64, 256})
             for (const shape &x : nk) v.push_back({m, x.N, x.K});
-        for (const shape &x : std::vector<shape>{{16, 16, 16}, {23, 31, 17}, {32, 32, 32},
+        for (const shape &x : std::vector<shape>{{8, 8, 8}, {16, 16, 16}, {23, 31, 17},
+                                                 {32, 32, 32}, {17, 33, 65}, {48, 48, 48},
                                                  {1, 1000, 2048}})
             v.push_back(x);
         return v;

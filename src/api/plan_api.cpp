@@ -1,4 +1,5 @@
 // The planned GEMM handle: create -> pack B once -> execute many times.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include "common/jit_state.h"
 #include "common/verbose.h"
 #include "gemm/backend.h"
+#include "gemm/blocking.h"
 #include "gemm/driver.h"
 #include "gemm/pack.h"
 #include "threading/parallel.h"
@@ -34,6 +36,13 @@ struct anvil_gemm_plan {
     const anvil::gemm::backend *be = nullptr;
     size_t packed_bytes = 0;
     void *owned = nullptr;  // library-owned packed B (pack_b_owned)
+    // A small B (K x N floats within gemm::kDirectBBytes) is kept as a
+    // plain row-major K x N copy of op(B), and execute runs the call as
+    // anvil_sgemm would on it ('N', ldb = N): there B is read in place (the
+    // whole-GEMM kernels for M, N <= 64), where panels of nr columns would
+    // send N > nr through the blocked path (measured Zen 5: 48x48x48
+    // planned 0.8x anvil_sgemm).  Any backend reads this layout.
+    bool row_major_copy = false;
     packed_header header;   // what this plan's packed buffers start with
     // Small plans (one whole-GEMM kernel per call, gemm::whole_kernel_for):
     // the kernel for each [alpha == 1][beta kind], looked up on the first
@@ -62,7 +71,7 @@ void fill_header(const anvil_gemm_plan &p, packed_header *h) {
     std::memcpy(h->magic, "ANVILPB1", 8);
     h->N = p.N;
     h->K = p.K;
-    h->nr = p.be->nr();
+    h->nr = p.row_major_copy ? 0 : p.be->nr();  // 0: the row-major copy
     h->tier = int32_t(p.be->tier());
     h->data_bytes = int64_t(p.packed_bytes - sizeof(packed_header));
 }
@@ -100,6 +109,10 @@ anvil_status_t pack_into(anvil_gemm_plan_t p, const float *B, void *dst) {
     float *data = reinterpret_cast<float *>(static_cast<char *>(dst) + sizeof(packed_header));
     // K == 0 or N == 0: no packed data (B is not read; it may be NULL).
     if (p->K == 0 || p->N == 0) return anvil_success;
+    if (p->row_major_copy) {  // one panel N wide: data[k * N + j] = op(B)(k, j)
+        anvil::gemm::pack_b_panel_range(B, p->ldb, p->tb, 0, p->K, 0, p->N, int(p->N), 0, 1, data);
+        return anvil_success;
+    }
     const int nr = p->be->nr();
     const int64_t panels = p->N / nr + (p->N % nr != 0);
     anvil::threading::parallel_for(panels, [&](int64_t q) {
@@ -122,12 +135,15 @@ anvil_status_t anvil_gemm_plan_create(anvil_gemm_plan_t *plan, char transa, char
         api::check_gemm_shape(transa, transb, M, N, K, lda, ldb, ldc, 4, 4, 4, &ta, &tb);
     if (st != anvil_success) return st;
     const gemm::backend &be = gemm::select_backend();
-    // Packed size: ceil(N / nr) * nr * K floats + header, overflow-checked.
+    // Packed size: ceil(N / nr) * nr * K floats + header, overflow-checked
+    // (the row-major copy of a small B: N * K floats).
     int64_t cols, floats, bytes;
     const int64_t nr = be.nr();
     if (!api::mul_ok(N / nr + (N % nr != 0), nr, &cols) || !api::mul_ok(cols, K, &floats) ||
         !api::mul_ok(floats, 4, &bytes) || bytes > INT64_MAX - 64)
         return anvil_size_overflow;
+    const bool row_major_copy = N * K * 4 <= gemm::kDirectBBytes;  // no overflow: cols * K fits
+    if (row_major_copy) bytes = N * K * 4;
     auto *p = new (std::nothrow) anvil_gemm_plan();
     if (!p) return anvil_out_of_memory;
     p->ta = ta;
@@ -139,6 +155,7 @@ anvil_status_t anvil_gemm_plan_create(anvil_gemm_plan_t *plan, char transa, char
     p->ldb = ldb;
     p->ldc = ldc;
     p->be = &be;
+    p->row_major_copy = row_major_copy;
     p->packed_bytes = size_t(bytes) + sizeof(packed_header);
     fill_header(*p, &p->header);
     *plan = p;
@@ -193,8 +210,16 @@ anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan, float alpha, cons
     p.beta = beta;
     p.A = A;
     p.lda = plan->lda;
-    p.packed_b = reinterpret_cast<const float *>(static_cast<const char *>(pb) + sizeof(packed_header));
-    p.ldb = plan->ldb;
+    const float *data =
+        reinterpret_cast<const float *>(static_cast<const char *>(pb) + sizeof(packed_header));
+    if (plan->row_major_copy) {  // an anvil_sgemm call on the copy
+        p.transb = false;
+        p.B = data;
+        p.ldb = std::max<int64_t>(plan->N, 1);
+    } else {
+        p.packed_b = data;
+        p.ldb = plan->ldb;
+    }
     p.C = C;
     p.ldc = plan->ldc;
     const int vl = verbose::level();
@@ -215,10 +240,13 @@ anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan, float alpha, cons
     const gemm::backend *be = plan->be;
     anvil_status_t st = gemm::run_sgemm(*be, p);
     if (jit_state::retry_without_jit(st)) {
-        // The JIT is off now.  B stays in the plan's layout: a backend that
-        // reads panels of the same width runs the call (nothing was written
-        // yet); without one the status stays anvil_jit_error.
-        if (const gemm::backend *alt = gemm::non_jit_backend_with_nr(be->nr())) {
+        // The JIT is off now.  B stays in the plan's layout: the row-major
+        // copy is read by any backend, panels by one of the same width
+        // (nothing was written yet); without one the status stays
+        // anvil_jit_error.
+        if (const gemm::backend *alt = plan->row_major_copy
+                                           ? &gemm::select_backend()
+                                           : gemm::non_jit_backend_with_nr(be->nr())) {
             be = alt;
             st = gemm::run_sgemm(*be, p);
         } else if (vl >= 1) {

@@ -100,8 +100,14 @@ anvil_status_t anvil_explain_sgemm(char transa, char transb, int64_t M, int64_t 
     const gemm::blocking bp = gemm::choose_blocking(be, ta, tb, M, N, K, ta ? M : K, tb ? K : N, true,
                                                     threading::num_threads());
     const int64_t panels = N / be.nr() + (N % be.nr() != 0);
-    s += "planned (prepacked B): " + gemm::describe(bp) +
-         " packed_b_bytes=" + std::to_string(panels * be.nr() * K * 4 + 64) + "\n";
+    if (N * K * 4 <= gemm::kDirectBBytes)  // api/plan_api.cpp
+        s += "planned: B kept as a row-major K x N copy (<= " +
+             std::to_string(gemm::kDirectBBytes / 1024) +
+             " KiB), each execute runs as anvil_sgemm 'N' on it; packed_b_bytes=" +
+             std::to_string(N * K * 4 + 64) + "\n";
+    else
+        s += "planned (prepacked B): " + gemm::describe(bp) +
+             " packed_b_bytes=" + std::to_string(panels * be.nr() * K * 4 + 64) + "\n";
     if (M > 0 && N > 0) {
         gemm::ukernel_desc d{};
         d.tier = uint8_t(be.tier());

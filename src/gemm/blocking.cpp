@@ -17,9 +17,6 @@ int64_t ceil_div_safe(int64_t x, int64_t m) { return x / m + (x % m != 0); }
 // caller's buffer and no copy is made.
 constexpr int64_t kSmallM = 16;
 
-// B no larger than this (bytes) is read in place when it is not transposed:
-// it stays in L1/L2 across the row tiles, so a copy would only add time.
-constexpr int64_t kDirectBBytes = 64 * 1024;
 // A no larger than this (bytes) is read in place even when its rows alias:
 // the copy would cost more than the conflict misses of so few lines.
 constexpr int64_t kDirectABytes = 16 * 1024;

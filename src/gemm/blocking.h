@@ -23,6 +23,11 @@ struct blocking {
 blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M, int64_t N,
                          int64_t K, int64_t lda, int64_t ldb, bool b_prepacked, int nthreads);
 
+// B no larger than this (bytes) is read in place when it is not transposed:
+// it stays in L1/L2 across the row tiles, so a copy would only add time.
+// (A plan keeps such a B as a plain row-major copy: api/plan_api.cpp.)
+constexpr int64_t kDirectBBytes = 64 * 1024;
+
 // True when an operand's rows (or, transposed, its k-columns) lie a
 // multiple of 2 KiB apart: at most two L1 sets then hold all the lines a
 // micro-kernel walks, and reading it in place thrashes L1 (and a 4 KiB
