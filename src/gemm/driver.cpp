@@ -250,6 +250,44 @@ anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s)
     return anvil_success;
 }
 
+// The thread's last BLAS-style call that ran as one whole-GEMM kernel: a
+// repeat of it (same backend, shape, strides, transposes, alpha == 1 and
+// beta kind, kernel cache not cleared since) calls that kernel straight
+// away, before the path tests, the thread count and the setup memo's key
+// (a third of an 8^3 call's time).  Those depend on nothing else, so the
+// repeat would have chosen the same kernel.
+struct last_whole_call {
+    const backend *be = nullptr;
+    int64_t M = 0, N = 0, K = 0, lda = 0, ldb = 0, ldc = 0;
+    uint64_t cache_epoch = 0;
+    uint32_t bits = 0;  // transa, transb, alpha == 1, beta kind
+    int64_t b_ld = 0;
+    ukernel_ref kernel;
+
+    static uint32_t bits_of(const sgemm_problem &p) {
+        return uint32_t(p.transa) | uint32_t(p.transb) << 1 | uint32_t(p.alpha == 1.0f) << 2 |
+               uint32_t(classify_beta(p.beta)) << 3;
+    }
+    bool repeats(const backend &b, const sgemm_problem &p) const {
+        return kernel.fn && M == p.M && N == p.N && K == p.K && lda == p.lda && ldb == p.ldb &&
+               ldc == p.ldc && be == &b && bits == bits_of(p) && cache_epoch == cache::epoch();
+    }
+    void remember(const backend &b, const sgemm_problem &p, const ukernel_ref &k, int64_t bld) {
+        be = &b;
+        M = p.M;
+        N = p.N;
+        K = p.K;
+        lda = p.lda;
+        ldb = p.ldb;
+        ldc = p.ldc;
+        cache_epoch = cache::epoch();
+        bits = bits_of(p);
+        b_ld = bld;
+        kernel = k;
+    }
+};
+thread_local last_whole_call t_last_whole;
+
 // A thread's most recent setups (cache/call_memo.h).  The kernels an entry
 // holds stay alive until it is replaced.
 thread_local cache::call_memo<setup_key, call_setup> t_memo;
@@ -485,6 +523,12 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
         if (p.on_done) (*p.on_done)(0, p.M, 0, p.N);
         return anvil_success;
     }
+    const bool blas_small = !p.packed_b && p.M <= kSmallGemmMax && p.N <= kSmallGemmMax;
+    if (blas_small && t_last_whole.repeats(be, p)) {
+        cache::note_front_hit();
+        run_whole_kernel(t_last_whole.kernel.fn, p, t_last_whole.b_ld);
+        return anvil_success;
+    }
     if (dot_path_applies(p, be.tier()))
         if (const dot_fn fn = dot_kernel(be.tier())) {
             run_dot_gemm(p, fn);
@@ -500,6 +544,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     anvil_status_t st = find_or_prepare(be, p, &setup);
     if (st != anvil_success) return st;
     if (setup->whole.fn) {
+        if (blas_small) t_last_whole.remember(be, p, setup->whole, p.ldb);
         run_whole_kernel(setup->whole.fn, p, prepacked ? setup->blk.nr : p.ldb);
         if (p.on_done) (*p.on_done)(0, p.M, 0, p.N);
         return anvil_success;
