@@ -75,6 +75,36 @@ void check_same_bits(const cmat &got, const cmat &want, const std::string &what)
     CHECK_MESSAGE(tu::count_bit_mismatches(got, want, &f) == 0, what, ": ", f);
 }
 
+// Runs calls(t) on `threads` threads released together (each spins until
+// all have started, so their first calls overlap).
+template <typename Calls>
+void run_together(int threads, const Calls &calls) {
+    std::atomic<int> ready{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+        ts.emplace_back([&, t] {
+            ready.fetch_add(1);
+            while (ready.load() < threads) std::this_thread::yield();
+            calls(t);
+        });
+    for (auto &th : ts) th.join();
+}
+
+struct shape {
+    char ta, tb;
+    int64_t M, N, K;
+};
+
+gemm_case case_of(const shape &s) {
+    gemm_case c;
+    c.ta = s.ta;
+    c.tb = s.tb;
+    c.M = s.M;
+    c.N = s.N;
+    c.K = s.K;
+    return c;
+}
+
 const float kAlphaBeta[][2] = {{1.f, 0.f}, {-0.5f, 1.f}, {1.f, 0.3f}, {-0.5f, 0.f}, {1.f, 1.f}};
 
 void run_plan_case(char ta, char tb, int64_t M, int64_t N, int64_t K, int64_t pad, int idx) {
@@ -214,21 +244,12 @@ TEST_CASE("plan: zero-size plans") {
 }
 
 TEST_CASE("plan: one plan and packed buffer executed from several threads at once") {
-    struct shape {
-        char ta, tb;
-        int64_t M, N, K;
-    };
     const shape shapes[] = {{'N', 'N', 1, 1000, 127}, {'N', 'T', 17, 257, 65},
                             {'T', 'N', 64, 100, 31},  {'N', 'N', 100, 48, 255},
                             {'N', 'T', 4, 33, 7}};
     int idx = 0;
     for (const shape &s : shapes) {
-        gemm_case c;
-        c.ta = s.ta;
-        c.tb = s.tb;
-        c.M = s.M;
-        c.N = s.N;
-        c.K = s.K;
+        gemm_case c = case_of(s);
         c.tighten(1, 0, 2);
         c.off_a = 1;
         c.off_c = 3;
@@ -259,21 +280,15 @@ TEST_CASE("plan: one plan and packed buffer executed from several threads at onc
         // A/C, all sharing the plan and the packed buffer).
         std::vector<cmat> got(in.size());
         std::vector<anvil_status_t> status(in.size(), anvil_runtime_error);
-        std::atomic<int> ready{0};
-        std::vector<std::thread> ts;
-        for (int t = 0; t < kThreads; ++t)
-            ts.emplace_back([&, t] {
-                ready.fetch_add(1);
-                while (ready.load() < kThreads) std::this_thread::yield();
-                for (int rep = 0; rep < kReps; ++rep) {
-                    const size_t k = size_t(t * kReps + rep);
-                    got[k] = cmat(c.M, c.N, c.ldc, c.off_c);
-                    got[k].copy_window_from(in[k].C0);
-                    status[k] = anvil_gemm_plan_execute(p, c.alpha, in[k].A.data(), packed.p,
-                                                        c.beta, got[k].c());
-                }
-            });
-        for (auto &t : ts) t.join();
+        run_together(kThreads, [&](int t) {
+            for (int rep = 0; rep < kReps; ++rep) {
+                const size_t k = size_t(t * kReps + rep);
+                got[k] = cmat(c.M, c.N, c.ldc, c.off_c);
+                got[k].copy_window_from(in[k].C0);
+                status[k] =
+                    anvil_gemm_plan_execute(p, c.alpha, in[k].A.data(), packed.p, c.beta, got[k].c());
+            }
+        });
         for (size_t k = 0; k < in.size(); ++k) {
             CAPTURE(k);
             CHECK(status[k] == anvil_success);
@@ -290,21 +305,12 @@ TEST_CASE("plan: one plan and packed buffer executed from several threads at onc
 // its own order, on a fresh plan: every result must be the reference's
 // value (integer data: exact), and the same again single-threaded.
 TEST_CASE("plan: first executes of a small plan race on several threads, every alpha / beta") {
-    struct shape {
-        char ta, tb;
-        int64_t M, N, K;
-    };
     const shape shapes[] = {{'N', 'N', 16, 16, 16}, {'T', 'N', 23, 31, 17},
                             {'N', 'T', 32, 32, 32}, {'T', 'T', 5, 64, 3}};
     constexpr int kThreads = 4, kPairs = 5;
     int idx = 0;
     for (const shape &s : shapes) {
-        gemm_case c;
-        c.ta = s.ta;
-        c.tb = s.tb;
-        c.M = s.M;
-        c.N = s.N;
-        c.K = s.K;
+        gemm_case c = case_of(s);
         c.tighten(idx % 2, 0, 1);
         c.off_a = 1;
         c.off_c = 2;
@@ -331,21 +337,15 @@ TEST_CASE("plan: first executes of a small plan race on several threads, every a
             }
         std::vector<cmat> got(in.size());
         std::vector<anvil_status_t> status(in.size(), anvil_runtime_error);
-        std::atomic<int> ready{0};
-        std::vector<std::thread> ts;
-        for (int t = 0; t < kThreads; ++t)
-            ts.emplace_back([&, t] {
-                ready.fetch_add(1);
-                while (ready.load() < kThreads) std::this_thread::yield();
-                for (int q = 0; q < kPairs; ++q) {
-                    const size_t k = size_t(t * kPairs + q);
-                    got[k] = cmat(c.M, c.N, c.ldc, c.off_c);
-                    got[k].copy_window_from(in[k].C0);
-                    status[k] = anvil_gemm_plan_execute(p, cases[k].alpha, in[k].A.data(), nullptr,
-                                                        cases[k].beta, got[k].c());
-                }
-            });
-        for (auto &t : ts) t.join();
+        run_together(kThreads, [&](int t) {
+            for (int q = 0; q < kPairs; ++q) {
+                const size_t k = size_t(t * kPairs + q);
+                got[k] = cmat(c.M, c.N, c.ldc, c.off_c);
+                got[k].copy_window_from(in[k].C0);
+                status[k] = anvil_gemm_plan_execute(p, cases[k].alpha, in[k].A.data(), nullptr,
+                                                    cases[k].beta, got[k].c());
+            }
+        });
         for (size_t k = 0; k < in.size(); ++k) {
             CAPTURE(k);
             CHECK(status[k] == anvil_success);

@@ -91,6 +91,49 @@ a_operand make_a(int m, int64_t K, a_access acc, int variant, tu::rng &r) {
     return a;
 }
 
+// The args of one call: A, B (row stride b_ld), K, C's stride, m x n,
+// alpha and beta (c is set by run_and_compare).
+ukernel_args make_args(const a_operand &A, const float *B, int64_t b_ld, int64_t K, int64_t ldc,
+                       int m, int n, float alpha, float beta) {
+    ukernel_args args{};
+    args.a = A.buf.data();
+    args.a_rs = A.a_rs;
+    args.a_cs = A.a_cs;
+    args.b = B;
+    args.b_ld = b_ld;
+    args.k = K;
+    args.ldc = ldc;
+    args.m = m;
+    args.n = n;
+    args.alpha = alpha;
+    args.beta = beta;
+    return args;
+}
+
+// Runs kernel kr on args over a C whose initial values are C0 (with beta
+// == 0 the kernel's C starts as NaN / Inf instead: it must not be read) and
+// records where it differs from ref::sgemm_ukernel in any bit, or wrote
+// outside C.
+void run_and_compare(const ukernel_ref &kr, ukernel_args args, const tu::cmat &C0,
+                     const std::string &what, failures *bad_bits, failures *bad_sentinel) {
+    const int64_t m = args.m, n = args.n;
+    tu::cmat Cg(m, n, args.ldc, (m + n) % 7), Cr(m, n, args.ldc, 0);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            Cg.at(i, j) = args.beta == 0.0f ? ((i + j) % 2 ? tu::qnan() : tu::inf()) : C0.at(i, j);
+            Cr.at(i, j) = C0.at(i, j);
+        }
+    args.c = Cg.c();
+    kr.fn(&args);
+    ukernel_args ra = args;
+    ra.c = Cr.c();
+    anvil::ref::sgemm_ukernel(&ra);
+    std::string f;
+    if (tu::count_bit_mismatches(Cg, Cr, &f)) bad_bits->add(what + " [" + kr.name + "]: " + f);
+    std::string w;
+    if (Cg.sentinel_damage(&w)) bad_sentinel->add(what + " [" + kr.name + "]: " + w);
+}
+
 }  // namespace
 
 namespace {
@@ -148,44 +191,15 @@ void sweep_backend(const backend &be) {
                         const anvil_status_t st = be.get(d, &kr);
                         for (size_t ki = 0; ki < nK; ++ki) {
                             const int64_t K = kKs[ki];
-                            ukernel_args args{};
-                            args.a = A[ai][ki].buf.data();
-                            args.a_rs = A[ai][ki].a_rs;
-                            args.a_cs = A[ai][ki].a_cs;
-                            args.b = B[ki].data();
-                            args.b_ld = b_ld;
-                            args.k = K;
-                            args.ldc = ldc;
-                            args.m = m;
-                            args.n = n;
-                            args.alpha = alpha;
-                            args.beta = beta;
+                            const ukernel_args args = make_args(A[ai][ki], B[ki].data(), b_ld, K,
+                                                                ldc, m, n, alpha, beta);
                             const std::string what = describe(m, n, K, acc, alpha, beta, args);
                             if (st != anvil_success || !kr.fn) {
                                 bad_status.add(what + ": get() -> " + anvil_status_str(st));
                                 break;
                             }
-                            tu::cmat Cg(m, n, ldc, (m + n) % 7), Cr(m, n, ldc, 0);
-                            for (int64_t i = 0; i < m; ++i)
-                                for (int64_t j = 0; j < n; ++j) {
-                                    // beta == 0: C must not be read.
-                                    Cg.at(i, j) = beta == 0.0f
-                                                      ? ((i + j) % 2 ? tu::qnan() : tu::inf())
-                                                      : C0.at(i, j);
-                                    Cr.at(i, j) = C0.at(i, j);
-                                }
-                            args.c = Cg.c();
-                            kr.fn(&args);
+                            run_and_compare(kr, args, C0, what, &bad_bits, &bad_sentinel);
                             ++calls;
-                            ukernel_args ra = args;
-                            ra.c = Cr.c();
-                            anvil::ref::sgemm_ukernel(&ra);
-                            std::string f;
-                            if (tu::count_bit_mismatches(Cg, Cr, &f))
-                                bad_bits.add(what + " [" + kr.name + "]: " + f);
-                            std::string w;
-                            if (Cg.sentinel_damage(&w))
-                                bad_sentinel.add(what + " [" + kr.name + "]: " + w);
                         }
                     }
             }
@@ -275,43 +289,18 @@ TEST_CASE("ukernel sweep: whole small-GEMM kernels are bitwise the reference") {
                         for (int64_t k = 0; k < K; ++k)
                             for (int64_t j = 0; j < N; ++j) B[size_t(k * b_ld + j)] = r.frac();
                         const int64_t ldc = N + (M % 2 ? 0 : 5);
-                        ukernel_args args{};
-                        args.a = A.buf.data();
-                        args.a_rs = A.a_rs;
-                        args.a_cs = A.a_cs;
-                        args.b = B.data();
-                        args.b_ld = b_ld;
-                        args.k = K;
-                        args.ldc = ldc;
-                        args.m = M;
-                        args.n = N;
-                        args.alpha = alpha;
-                        args.beta = beta;
+                        const ukernel_args args =
+                            make_args(A, B.data(), b_ld, K, ldc, M, N, alpha, beta);
                         const std::string what = describe(M, N, K, acc, alpha, beta, args);
                         if (st != anvil_success || !kr.fn) {
                             bad_status.add(what + ": get_small() -> " + anvil_status_str(st));
                             break;
                         }
-                        tu::cmat Cg(M, N, ldc, (M + N) % 7), Cr(M, N, ldc, 0);
+                        tu::cmat C0(M, N, ldc, 0);
                         for (int64_t i = 0; i < M; ++i)
-                            for (int64_t j = 0; j < N; ++j) {
-                                const float c0 = r.frac() * 4.0f;
-                                // beta == 0: C must not be read.
-                                Cg.at(i, j) =
-                                    beta == 0.0f ? ((i + j) % 2 ? tu::qnan() : tu::inf()) : c0;
-                                Cr.at(i, j) = c0;
-                            }
-                        args.c = Cg.c();
-                        kr.fn(&args);
+                            for (int64_t j = 0; j < N; ++j) C0.at(i, j) = r.frac() * 4.0f;
+                        run_and_compare(kr, args, C0, what, &bad_bits, &bad_sentinel);
                         ++calls;
-                        ukernel_args ra = args;
-                        ra.c = Cr.c();
-                        anvil::ref::sgemm_ukernel(&ra);
-                        std::string f;
-                        if (tu::count_bit_mismatches(Cg, Cr, &f))
-                            bad_bits.add(what + " [" + kr.name + "]: " + f);
-                        std::string w;
-                        if (Cg.sentinel_damage(&w)) bad_sentinel.add(what + " [" + kr.name + "]: " + w);
                     }
                 }
             }
