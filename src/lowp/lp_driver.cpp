@@ -340,11 +340,17 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
     // to block for; all of K in one kernel call reads every panel as one
     // sequential stream and keeps the accumulators in registers.
     if (p.M <= kMR) b.kcg = b.kg;
-    const double ops = 2.0 * double(p.M) * double(p.N) * double(p.K);
     const int nthr = threading::num_threads();
-    // ops may exceed int's range (K up to 2^62 with alpha = 0): compare as doubles.
-    b.nthreads = ops / kMinOpsPerThread >= double(nthr) ? nthr
-                                                       : std::max(1, int(ops / kMinOpsPerThread));
+    // 2 M N K may exceed int64 (K up to 2^62 with alpha = 0): checked
+    // integer products (a small call's few ns matter here).
+    int64_t mn = 0, mnk = 0;
+    if (__builtin_mul_overflow(p.M, p.N, &mn) || __builtin_mul_overflow(mn, p.K, &mnk) ||
+        mnk > INT64_MAX / 2) {
+        b.nthreads = nthr;
+    } else {
+        const int64_t useful = 2 * mnk / int64_t(kMinOpsPerThread);
+        b.nthreads = useful >= nthr ? nthr : int(std::max<int64_t>(1, useful));
+    }
     // M block: its A rows (kcg groups each) are re-read from L2 for every
     // panel, and its accumulator block (mc x nc, 4 bytes each) lives in L2
     // too: mc = 96 rows with nc <= 256 columns is 96 KiB of accumulators.
