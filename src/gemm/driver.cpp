@@ -523,7 +523,8 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
         if (p.on_done) (*p.on_done)(0, p.M, 0, p.N);
         return anvil_success;
     }
-    const bool blas_small = !p.packed_b && p.M <= kSmallGemmMax && p.N <= kSmallGemmMax;
+    const bool blas_small =
+        !p.packed_b && !p.on_done && p.M <= kSmallGemmMax && p.N <= kSmallGemmMax;
     if (blas_small && t_last_whole.repeats(be, p)) {
         cache::note_front_hit();
         run_whole_kernel(t_last_whole.kernel.fn, p, t_last_whole.b_ld);
