@@ -28,6 +28,13 @@ void read_env_cap() {
     if (parse_isa_name(name, &tier)) g_cap.store(tier_features(tier));
 }
 
+// ANVIL_MAX_ISA is read on the first call only; later calls cost one load.
+void read_env_cap_once() {
+    if (g_env_read.load(std::memory_order_acquire)) return;
+    std::call_once(g_env_once, read_env_cap);
+    g_env_read.store(true, std::memory_order_release);
+}
+
 }  // namespace
 
 uint32_t tier_features(anvil_isa_t tier) {
@@ -83,11 +90,6 @@ const cpu_info &info() {
     return ci;
 }
 
-void read_env_cap_once() {
-    if (g_env_read.load(std::memory_order_acquire)) return;
-    std::call_once(g_env_once, read_env_cap);
-    g_env_read.store(true, std::memory_order_release);
-}
 
 uint32_t effective_features(bool freeze) {
     read_env_cap_once();
