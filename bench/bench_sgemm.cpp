@@ -94,6 +94,29 @@ void BM_anvil_planned(benchmark::State &state) {
     finish(state, d);
 }
 
+// The dispatched small GEMM: anvil_smm_create once (outside the loop), then
+// the function it hands out called directly -- LIBXSMM's usage pattern, so
+// BM_libxsmm is its peer.  Without a direct kernel (N > 64 here), execute.
+void BM_anvil_smm(benchmark::State &state) {
+    gemm_data d(state.range(0), state.range(1), state.range(2));
+    anvil_smm_t h = nullptr;
+    if (anvil_smm_create(&h, 'N', 'N', d.M, d.N, d.K, 1.0f, d.K, d.N, 0.0f, d.N) != anvil_success) {
+        state.SkipWithError("anvil_smm_create failed");
+        return;
+    }
+    const anvil_smm_fn fn = anvil_smm_get_function(h);
+    state.SetLabel(fn ? "function" : "execute");
+    for (auto _ : state) {
+        if (fn)
+            fn(d.A.data(), d.B.data(), d.C.data());
+        else
+            anvil_smm_execute(h, d.A.data(), d.B.data(), d.C.data());
+        benchmark::ClobberMemory();
+    }
+    anvil_smm_destroy(h);
+    finish(state, d);
+}
+
 void BM_dnnl_sgemm(benchmark::State &state) {
     anvil_gbench::setup_threads();
     gemm_data d(state.range(0), state.range(1), state.range(2));
@@ -210,6 +233,7 @@ BENCHMARK(BM_libxsmm)->Apply(small_args);
 BENCHMARK(BM_anvil_sgemm)->Apply(all_args)->UseRealTime();
 BENCHMARK(BM_dnnl_sgemm)->Apply(all_args)->UseRealTime();
 BENCHMARK(BM_anvil_planned)->Apply(all_args)->UseRealTime();
+BENCHMARK(BM_anvil_smm)->Apply(small_args)->UseRealTime();
 BENCHMARK(BM_dnnl_matmul_prepacked)->Apply(all_args)->UseRealTime();
 BENCHMARK(BM_anvil_sgemm_nt)->Apply(nt_args)->UseRealTime();
 BENCHMARK(BM_dnnl_sgemm_nt)->Apply(nt_args)->UseRealTime();

@@ -5,6 +5,7 @@
 #include "gemm/backend.h"
 #include "jit/jit_front_cache.h"
 #include "jit/jit_sgemm_avx512.h"
+#include "jit/jit_smm_avx512.h"
 
 namespace anvil::gemm {
 namespace {
@@ -57,6 +58,39 @@ public:
         // Front-cache keys of whole-GEMM kernels differ from tile kernels'
         // in the top bit (the last byte of every descriptor is a reserved 0).
         return lookup(d, "sgemm_small:", 1ull << 63, out);
+    }
+
+    // Direct kernels are made once per anvil_smm handle, so they skip the
+    // front cache (their descriptor is not 8 bytes); the shared cache still
+    // makes each one once.
+    anvil_status_t get_direct(const direct_gemm_desc &desc, direct_kernel_ref *out) const override {
+        if (desc.M < 1 || desc.M > kSmallGemmMax || desc.N < 1 || desc.N > kSmallGemmMax ||
+            desc.K < 1 || !jit::jit_smm_avx512::displacements_fit(desc))
+            return anvil_unsupported;
+        direct_gemm_desc d = desc;
+        d.tier = uint8_t(anvil_isa_avx512_core);
+        std::string key = "smm:";
+        key.append(reinterpret_cast<const char *>(&d), sizeof(d));
+        cache::kernel_ptr k;
+        const anvil_status_t st = cache::get_or_generate(
+            key,
+            [&](cache::kernel_ptr *made) -> anvil_status_t {
+                try {
+                    jit::jit_smm_avx512 gen(d);
+                    return gen.finalize(jit::jit_smm_avx512::kernel_name(d), made);
+                } catch (const Xbyak::Error &e) {
+                    jit_state::report_failure(jit::jit_smm_avx512::kernel_name(d), e.what());
+                    return anvil_jit_error;
+                } catch (const std::bad_alloc &) {
+                    return anvil_out_of_memory;
+                }
+            },
+            &k);
+        if (st != anvil_success) return st;
+        out->fn = reinterpret_cast<direct_gemm_fn>(const_cast<void *>(k->entry()));
+        out->name = k->name().c_str();
+        out->keep_alive = k;
+        return anvil_success;
     }
 
 private:

@@ -223,6 +223,36 @@ ANVIL_API anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan,
                                                  float beta, float *C);
 ANVIL_API anvil_status_t anvil_gemm_plan_destroy(anvil_gemm_plan_t plan);
 
+/* Dispatched small GEMM (the LIBXSMM usage pattern): one shape, leading
+ * dimensions, alpha and beta fixed at create; each call passes only A, B
+ * and C:  C = alpha * op(A) * op(B) + beta * C  (anvil_sgemm's conventions).
+ *   create -> get_function (a plain function pointer, called directly in
+ *   the caller's loop, no argument checks, no threading) or execute
+ *   (checks its pointers, works everywhere) -> destroy.
+ * get_function gives a JIT kernel made for exactly this problem, or NULL
+ * where there is none: ISA below avx512_core (capped or absent, and on
+ * non-x86 CPUs), M or N above 64, transb 'T', K == 0, alpha == 0, or
+ * leading dimensions too large for 32-bit displacements (about 8 million
+ * floats); execute then runs anvil_sgemm on the problem.  The function
+ * stays valid until destroy, may be called from many threads at once, and
+ * computes every element as one fused multiply-add chain over k in
+ * increasing order from zero, then alpha, then beta (C * beta + x, one
+ * rounding; beta == 0 never reads C): bitwise anvil_sgemm's result where
+ * anvil_sgemm runs its whole-GEMM kernels (M, N <= 64 with K within one K
+ * block). */
+typedef struct anvil_smm *anvil_smm_t;
+typedef void (*anvil_smm_fn)(const float *A, const float *B, float *C);
+
+ANVIL_API anvil_status_t anvil_smm_create(anvil_smm_t *smm, char transa,
+                                          char transb, int64_t M, int64_t N,
+                                          int64_t K, float alpha, int64_t lda,
+                                          int64_t ldb, float beta, int64_t ldc);
+/* The kernel, or NULL (see above; also for a NULL or invalid handle). */
+ANVIL_API anvil_smm_fn anvil_smm_get_function(anvil_smm_t smm);
+ANVIL_API anvil_status_t anvil_smm_execute(anvil_smm_t smm, const float *A,
+                                           const float *B, float *C);
+ANVIL_API anvil_status_t anvil_smm_destroy(anvil_smm_t smm);
+
 /* ------------------------------------------------- low-precision GEMM */
 
 /* bf16 values are stored as their 16 bits (the high half of an fp32). */

@@ -3,8 +3,8 @@
 //  - Every call that fails throws anvil::error, which carries the
 //    anvil_status_t and its anvil_status_str text.  Calls ending in _nothrow
 //    (and gemm_plan's try_* members) return the status instead.
-//  - anvil::gemm_plan owns an anvil_gemm_plan_t and anvil::matmul an
-//    anvil_matmul_t: created in the constructor, destroyed in the
+//  - anvil::gemm_plan owns an anvil_gemm_plan_t, anvil::smm an anvil_smm_t
+//    and anvil::matmul an anvil_matmul_t: created in the constructor, destroyed in the
 //    destructor, movable, not copyable.
 //  - Nothing here adds state: the wrappers forward to the C functions, so
 //    mixing this header with direct C calls is fine.
@@ -260,6 +260,45 @@ public:
 
 private:
     anvil_gemm_plan_t plan_ = nullptr;
+};
+
+// Dispatched small GEMM (see anvil_smm_* in anvil.h): operator() is
+// anvil_smm_execute; function() the raw kernel to call in a hot loop
+// (nullptr where the JIT has none), valid while this object lives.
+class smm {
+public:
+    smm() noexcept = default;
+    smm(char transa, char transb, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
+        std::int64_t lda, std::int64_t ldb, float beta, std::int64_t ldc) {
+        check(anvil_smm_create(&smm_, transa, transb, M, N, K, alpha, lda, ldb, beta, ldc),
+              "anvil_smm_create");
+    }
+    ~smm() { reset(); }
+    smm(const smm &) = delete;
+    smm &operator=(const smm &) = delete;
+    smm(smm &&other) noexcept : smm_(std::exchange(other.smm_, nullptr)) {}
+    smm &operator=(smm &&other) noexcept {
+        if (this != &other) {
+            reset();
+            smm_ = std::exchange(other.smm_, nullptr);
+        }
+        return *this;
+    }
+
+    void operator()(const float *A, const float *B, float *C) const {
+        check(anvil_smm_execute(smm_, A, B, C), "anvil_smm_execute");
+    }
+    anvil_smm_fn function() const noexcept { return anvil_smm_get_function(smm_); }
+
+    anvil_smm_t get() const noexcept { return smm_; }
+    explicit operator bool() const noexcept { return smm_ != nullptr; }
+    void reset() noexcept {
+        if (smm_) anvil_smm_destroy(smm_);
+        smm_ = nullptr;
+    }
+
+private:
+    anvil_smm_t smm_ = nullptr;
 };
 
 // ------------------------------------------------------ low-precision GEMM

@@ -49,10 +49,15 @@ struct anvil_gemm_plan {
     // execute that needs it and then called directly, without the driver's
     // per-call lookups (half of a 16^3 call's time).  `looked` is set
     // once the lookup ran (also when the call runs another way: fn null).
+    // With alpha == 1 and beta 0 or 1 (nothing left to pass), the direct
+    // kernel of the problem (anvil_smm's, gemm::direct_gemm_desc) where the
+    // JIT makes one: the same bits without the argument block.
     struct fast_path {
         std::atomic<anvil::gemm::ukernel_fn> fn{nullptr};
+        std::atomic<anvil::gemm::direct_gemm_fn> direct{nullptr};
         std::atomic<bool> looked{false};
         anvil::gemm::ukernel_ref ref;  // keeps fn's code alive
+        anvil::gemm::direct_kernel_ref direct_ref;  // ... and direct's
         int64_t b_ld = 0;
     };
     fast_path fast[2][3];
@@ -92,11 +97,88 @@ anvil::gemm::ukernel_fn fast_kernel(anvil_gemm_plan &plan, const anvil::gemm::sg
     if (anvil::gemm::whole_kernel_for(*plan.be, p, &ref, &b_ld) == anvil_success && ref.fn) {
         f.ref = ref;
         f.b_ld = b_ld;
+        const anvil::gemm::beta_kind bk = anvil::gemm::classify_beta(p.beta);
+        if (p.alpha == 1.0f && bk != anvil::gemm::beta_kind::general) {
+            const auto d = anvil::gemm::make_direct_desc(p.transa, p.M, p.N, p.K, 1.0f, p.lda, b_ld,
+                                                         bk == anvil::gemm::beta_kind::one ? 1.0f : 0.0f,
+                                                         p.ldc);
+            // Failure is no error: the whole-GEMM kernel serves the call.
+            if (plan.be->get_direct(d, &f.direct_ref) == anvil_success && f.direct_ref.fn)
+                f.direct.store(f.direct_ref.fn, std::memory_order_release);
+        }
         f.fn.store(ref.fn, std::memory_order_release);
     }
     f.looked.store(true, std::memory_order_release);
     return f.fn.load(std::memory_order_acquire);
 }
+
+// The rest of anvil_gemm_plan_execute after its checks and the direct
+// kernel (kept out of line, so the direct path's frame stays small): the
+// whole-GEMM kernel of a small plan, else the driver.
+[[gnu::noinline]] anvil_status_t execute_planned(anvil_gemm_plan &pl, float alpha, const float *A,
+                                                 const float *data, float beta, float *C, int vl,
+                                                 bool small) {
+    using namespace anvil;
+    anvil_gemm_plan *plan = &pl;
+    gemm::sgemm_problem p;
+    p.transa = plan->ta;
+    p.transb = plan->tb;
+    p.M = plan->M;
+    p.N = plan->N;
+    p.K = plan->K;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.A = A;
+    p.lda = plan->lda;
+    if (plan->row_major_copy) {  // an anvil_sgemm call on the copy
+        p.transb = false;
+        p.B = data;
+        p.ldb = std::max<int64_t>(plan->N, 1);
+    } else {
+        p.packed_b = data;
+        p.ldb = plan->ldb;
+    }
+    p.C = C;
+    p.ldc = plan->ldc;
+    // Small plans: the whole-GEMM kernel directly (not with verbose exec
+    // lines, which the driver path writes).
+    if (small) {
+        anvil_gemm_plan::fast_path &f =
+            plan->fast[alpha == 1.0f][int(gemm::classify_beta(beta))];
+        gemm::ukernel_fn fn = f.fn.load(std::memory_order_acquire);
+        if (!fn && !f.looked.load(std::memory_order_acquire)) fn = fast_kernel(*plan, p, f);
+        if (fn) {
+            gemm::run_whole_kernel(fn, p, f.b_ld);
+            return anvil_success;
+        }
+    }
+    const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
+    const gemm::backend *be = plan->be;
+    anvil_status_t st = gemm::run_sgemm(*be, p);
+    if (jit_state::retry_without_jit(st)) {
+        // The JIT is off now.  B stays in the plan's layout: the row-major
+        // copy is read by any backend, panels by one of the same width
+        // (nothing was written yet); without one the status stays
+        // anvil_jit_error.
+        if (const gemm::backend *alt = plan->row_major_copy
+                                           ? &gemm::select_backend()
+                                           : gemm::non_jit_backend_with_nr(be->nr())) {
+            be = alt;
+            st = gemm::run_sgemm(*be, p);
+        } else if (vl >= 1) {
+            verbose::emit("jit,error=plan_layout_needs_jit,op=gemm_plan,nr=" + std::to_string(be->nr()) +
+                          ",action=return_jit_error_repack_with_a_new_plan");
+        }
+    }
+    if (vl >= 2)
+        verbose::emit("exec,op=gemm_plan,dt=f32,trans=" + std::string(1, plan->ta ? 'T' : 'N') +
+                      std::string(1, plan->tb ? 'T' : 'N') + ",shape=" + std::to_string(p.M) +
+                      "x" + std::to_string(p.N) + "x" + std::to_string(p.K) +
+                      ",backend=" + be->name() + ",status=" + anvil_status_str(st) +
+                      ",time_us=" + std::to_string((verbose::now_seconds() - t0) * 1e6));
+    return st;
+}
+
 
 // Packed buffers hold floats after the header, so they must be 4-byte
 // aligned (any multiple of 4 works; 64 is fastest).
@@ -200,67 +282,20 @@ anvil_status_t anvil_gemm_plan_execute(anvil_gemm_plan_t plan, float alpha, cons
         return anvil_null_pointer;
     if (!float_aligned(pb)) return anvil_invalid_argument;
     if (!header_matches(*plan, pb)) return anvil_bad_packed_buffer;
-    gemm::sgemm_problem p;
-    p.transa = plan->ta;
-    p.transb = plan->tb;
-    p.M = plan->M;
-    p.N = plan->N;
-    p.K = plan->K;
-    p.alpha = alpha;
-    p.beta = beta;
-    p.A = A;
-    p.lda = plan->lda;
     const float *data =
         reinterpret_cast<const float *>(static_cast<const char *>(pb) + sizeof(packed_header));
-    if (plan->row_major_copy) {  // an anvil_sgemm call on the copy
-        p.transb = false;
-        p.B = data;
-        p.ldb = std::max<int64_t>(plan->N, 1);
-    } else {
-        p.packed_b = data;
-        p.ldb = plan->ldb;
-    }
-    p.C = C;
-    p.ldc = plan->ldc;
     const int vl = verbose::level();
-    // Small plans: the whole-GEMM kernel directly (not with verbose exec
-    // lines, which the driver path writes).
-    if (plan->M <= gemm::kSmallGemmMax && plan->N <= gemm::kSmallGemmMax && plan->K > 0 &&
-        alpha != 0.0f && vl < 2) {
-        anvil_gemm_plan::fast_path &f =
-            plan->fast[alpha == 1.0f][int(gemm::classify_beta(beta))];
-        gemm::ukernel_fn fn = f.fn.load(std::memory_order_acquire);
-        if (!fn && !f.looked.load(std::memory_order_acquire)) fn = fast_kernel(*plan, p, f);
-        if (fn) {
-            gemm::run_whole_kernel(fn, p, f.b_ld);
+    const bool small = plan->M <= gemm::kSmallGemmMax && plan->N <= gemm::kSmallGemmMax &&
+                       plan->K > 0 && alpha != 0.0f && vl < 2;
+    // The direct kernel first (alpha 1, beta 0 or 1, once looked up): no
+    // problem to build.
+    if (small && alpha == 1.0f && (beta == 0.0f || beta == 1.0f))
+        if (const gemm::direct_gemm_fn d =
+                plan->fast[1][beta == 0.0f ? 0 : 1].direct.load(std::memory_order_acquire)) {
+            d(A, data, C);
             return anvil_success;
         }
-    }
-    const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
-    const gemm::backend *be = plan->be;
-    anvil_status_t st = gemm::run_sgemm(*be, p);
-    if (jit_state::retry_without_jit(st)) {
-        // The JIT is off now.  B stays in the plan's layout: the row-major
-        // copy is read by any backend, panels by one of the same width
-        // (nothing was written yet); without one the status stays
-        // anvil_jit_error.
-        if (const gemm::backend *alt = plan->row_major_copy
-                                           ? &gemm::select_backend()
-                                           : gemm::non_jit_backend_with_nr(be->nr())) {
-            be = alt;
-            st = gemm::run_sgemm(*be, p);
-        } else if (vl >= 1) {
-            verbose::emit("jit,error=plan_layout_needs_jit,op=gemm_plan,nr=" + std::to_string(be->nr()) +
-                          ",action=return_jit_error_repack_with_a_new_plan");
-        }
-    }
-    if (vl >= 2)
-        verbose::emit("exec,op=gemm_plan,dt=f32,trans=" + std::string(1, plan->ta ? 'T' : 'N') +
-                      std::string(1, plan->tb ? 'T' : 'N') + ",shape=" + std::to_string(p.M) +
-                      "x" + std::to_string(p.N) + "x" + std::to_string(p.K) +
-                      ",backend=" + be->name() + ",status=" + anvil_status_str(st) +
-                      ",time_us=" + std::to_string((verbose::now_seconds() - t0) * 1e6));
-    return st;
+    return execute_planned(*plan, alpha, A, data, beta, C, vl, small);
 }
 
 anvil_status_t anvil_gemm_plan_destroy(anvil_gemm_plan_t plan) {

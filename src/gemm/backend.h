@@ -18,6 +18,12 @@ struct ukernel_ref {
     const char *name = "";
 };
 
+struct direct_kernel_ref {
+    direct_gemm_fn fn = nullptr;
+    std::shared_ptr<const void> keep_alive;
+    const char *name = "";
+};
+
 class backend {
 public:
     virtual ~backend() = default;
@@ -70,6 +76,15 @@ public:
     // A kernel for a whole small GEMM (see small_gemm_desc), or
     // anvil_unsupported when the backend has none (the driver then tiles).
     virtual anvil_status_t get_small(const small_gemm_desc &desc, ukernel_ref *out) const {
+        (void)desc;
+        (void)out;
+        return anvil_unsupported;
+    }
+    // The direct kernel of a whole small GEMM (see direct_gemm_desc), or
+    // anvil_unsupported when the backend makes none (only the JIT does:
+    // a plain function pointer needs code made for the shape).  out->fn is
+    // valid while out->keep_alive lives.
+    virtual anvil_status_t get_direct(const direct_gemm_desc &desc, direct_kernel_ref *out) const {
         (void)desc;
         (void)out;
         return anvil_unsupported;

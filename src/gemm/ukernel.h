@@ -156,4 +156,29 @@ struct small_gemm_desc {
 static_assert(sizeof(small_gemm_desc) == 8, "small_gemm_desc must stay 8 packed bytes");
 constexpr int kSmallGemmMax = 64;
 
+// A whole small GEMM specialised on everything but its three operands: the
+// LIBXSMM-style dispatched kernel behind anvil_smm_* (C = alpha op(A) B +
+// beta C, B 'N').  Same tiles and arithmetic as the small_gemm_desc kernel
+// of that shape, so its result is bitwise that of anvil_sgemm.  K, the
+// leading dimensions and alpha / beta are constants in the code; the call
+// passes only A, B and C.  make_direct_desc sets every byte (the cache
+// hashes it bytewise).
+using direct_gemm_fn = void (*)(const float *A, const float *B, float *C);
+struct direct_gemm_desc {
+    uint8_t tier;
+    uint8_t M;  // 1..kSmallGemmMax
+    uint8_t N;  // 1..kSmallGemmMax
+    a_access a;
+    beta_kind beta;
+    uint8_t alpha_one;
+    uint8_t reserved[2];
+    int32_t K;  // >= 1
+    uint32_t alpha_bits, beta_bits;
+    uint32_t reserved2;
+    int64_t lda, ldb, ldc;
+};
+static_assert(sizeof(direct_gemm_desc) == 48, "direct_gemm_desc has no padding");
+direct_gemm_desc make_direct_desc(bool transa, int64_t M, int64_t N, int64_t K, float alpha,
+                                  int64_t lda, int64_t ldb, float beta, int64_t ldc);
+
 }  // namespace anvil::gemm

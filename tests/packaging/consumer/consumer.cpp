@@ -11,6 +11,7 @@
 
 static_assert(!std::is_copy_constructible<anvil::gemm_plan>::value, "gemm_plan is move-only");
 static_assert(std::is_nothrow_move_constructible<anvil::gemm_plan>::value, "noexcept move");
+static_assert(!std::is_copy_constructible<anvil::smm>::value, "smm is move-only");
 
 namespace {
 
@@ -67,6 +68,19 @@ int main() {
         moved.pack_b_owned(B.data());
         moved.execute(1.f, A.data(), 1.f, D.data());  // D = 3AB + AB
         if (!check(D, 4, 0, 0, "gemm_plan owned")) return 1;
+
+        // Dispatched small GEMM: C = 2 A B + 0 C, through the raw function
+        // where the JIT made one, and through operator().
+        const anvil::smm kernel('N', 'N', M, N, K, 2.f, K, N, 0.f, N);
+        std::vector<float> E(size_t(M * N), -7.f);
+        if (const anvil_smm_fn fn = kernel.function())
+            fn(A.data(), B.data(), E.data());
+        else
+            kernel(A.data(), B.data(), E.data());
+        if (!check(E, 2, 0, 0, "smm")) return 1;
+        std::vector<float> F(size_t(M * N), -7.f);
+        kernel(A.data(), B.data(), F.data());
+        if (!check(F, 2, 0, 0, "smm operator()")) return 1;
     } catch (const anvil::error &e) {
         std::fprintf(stderr, "unexpected anvil::error: %s\n", e.what());
         return 1;
