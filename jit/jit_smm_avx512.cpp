@@ -59,7 +59,8 @@ jit_smm_avx512::jit_smm_avx512(const gemm::direct_gemm_desc &d)
     }
     postamble();
     // The constants, read-only after the code (the page is never writable
-    // once executable).
+    // once executable); ud2 marks where the code ends for disassemblers.
+    ud2();
     align(4);
     L(alpha_);
     dd(d.alpha_bits);

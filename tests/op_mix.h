@@ -1,5 +1,5 @@
-// A fixed mix of calls through the public API -- fp32 GEMM (direct and
-// planned), bf16 and int8 BLAS-style GEMM, int8 and fp32 matmuls with a
+// A fixed mix of calls through the public API -- fp32 GEMM (direct,
+// planned and a dispatched small GEMM), bf16 and int8 BLAS-style GEMM, int8 and fp32 matmuls with a
 // post-op chain, and fp32 / u8 convolutions (one depthwise) -- on small
 // integer-valued data, so every path computes the same exact results.
 // Used where a test needs "run everything once and compare": the memory
@@ -128,6 +128,24 @@ inline std::vector<op_result> run_op_mix() {
         if (o.status == anvil_success)
             o.status = anvil_gemm_plan_execute(plan, 1.0f, A.data(), nullptr, 0.0f, C.data());
         anvil_gemm_plan_destroy(plan);
+        o.out = bytes_of(C);
+        r.push_back(o);
+    }
+    {  // dispatched small GEMM: its direct kernel where the JIT makes one
+        const int64_t M = 21, N = 33, K = 19;
+        auto A = small_floats(size_t(M * K), 11), B = small_floats(size_t(K * N), 12);
+        std::vector<float> C(size_t(M * N), 7.0f);
+        op_result o{"smm 21x33x19"};
+        o.initial = bytes_of(C);
+        anvil_smm_t h = nullptr;
+        o.status = anvil_smm_create(&h, 'N', 'N', M, N, K, 1.0f, K, N, 1.0f, N);
+        if (o.status == anvil_success) {
+            if (const anvil_smm_fn fn = anvil_smm_get_function(h))
+                fn(A.data(), B.data(), C.data());
+            else
+                o.status = anvil_smm_execute(h, A.data(), B.data(), C.data());
+            anvil_smm_destroy(h);
+        }
         o.out = bytes_of(C);
         r.push_back(o);
     }

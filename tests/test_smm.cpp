@@ -331,3 +331,36 @@ TEST_CASE("smm: the function outlives its kernel cache entry") {
     CHECK(anvil_smm_destroy(h) == anvil_success);
     REQUIRE(anvil_set_kernel_cache_capacity(before.capacity) == anvil_success);
 }
+
+// anvil_sgemm: a thread's long streak of one small call tiers up to that
+// call's direct kernel (src/gemm/driver.cpp, kDirectAfterRepeats); the
+// bits must not change across the switch.
+TEST_CASE("smm: anvil_sgemm's repeated small call keeps its bits when it tiers up") {
+    struct call {
+        char ta;
+        int64_t M, N, K, lda, ldb, ldc;
+        float beta;
+    };
+    tu::rng r(99);
+    for (const call &c : {call{'N', 16, 16, 16, 16, 16, 16, 0.0f}, call{'T', 7, 33, 9, 8, 40, 35, 1.0f},
+                          call{'N', 64, 20, 30, 31, 20, 21, 0.0f}}) {
+        CAPTURE(c.M);
+        const int64_t a_n = (c.ta == 'T' ? c.K : c.M) * c.lda;
+        std::vector<float> A(static_cast<size_t>(a_n)), B(static_cast<size_t>(c.K * c.ldb)),
+            C0(static_cast<size_t>(c.M * c.ldc));
+        for (float &v : A) v = r.frac();
+        for (float &v : B) v = r.frac();
+        for (float &v : C0) v = c.beta == 0.0f ? tu::qnan() : r.frac();
+        std::vector<float> first(C0), C(C0);
+        REQUIRE(anvil_sgemm(c.ta, 'N', c.M, c.N, c.K, 1.0f, A.data(), c.lda, B.data(), c.ldb, c.beta,
+                            first.data(), c.ldc) == anvil_success);
+        int differ = 0;
+        for (int rep = 0; rep < 1100 + 2; ++rep) {
+            std::memcpy(C.data(), C0.data(), C.size() * 4);
+            REQUIRE(anvil_sgemm(c.ta, 'N', c.M, c.N, c.K, 1.0f, A.data(), c.lda, B.data(), c.ldb,
+                                c.beta, C.data(), c.ldc) == anvil_success);
+            if (std::memcmp(C.data(), first.data(), C.size() * 4) != 0) ++differ;
+        }
+        CHECK(differ == 0);
+    }
+}

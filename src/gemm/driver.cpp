@@ -256,6 +256,15 @@ anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s)
 // away, before the path tests, the thread count and the setup memo's key
 // (a third of an 8^3 call's time).  Those depend on nothing else, so the
 // repeat would have chosen the same kernel.
+//
+// Tier-up: after kDirectAfterRepeats repeats in a row with alpha == 1 and
+// beta 0 or 1, the call's direct kernel (direct_gemm_desc: the same tiles
+// and bits, with the strides compiled in and no argument block) takes
+// over; a streak that long pays for its generation (tens of microseconds)
+// many times over.  A failure to make it is no error: the whole-GEMM
+// kernel goes on.
+constexpr uint32_t kDirectAfterRepeats = 1024;
+
 struct last_whole_call {
     const backend *be = nullptr;
     int64_t M = 0, N = 0, K = 0, lda = 0, ldb = 0, ldc = 0;
@@ -263,6 +272,8 @@ struct last_whole_call {
     uint32_t bits = 0;  // transa, transb, alpha == 1, beta kind
     int64_t b_ld = 0;
     ukernel_ref kernel;
+    uint32_t streak = 0;       // repeats since remember()
+    direct_kernel_ref direct;  // after the tier-up
 
     static uint32_t bits_of(const sgemm_problem &p) {
         return uint32_t(p.transa) | uint32_t(p.transb) << 1 | uint32_t(p.alpha == 1.0f) << 2 |
@@ -284,6 +295,16 @@ struct last_whole_call {
         bits = bits_of(p);
         b_ld = bld;
         kernel = k;
+        streak = 0;
+        direct = direct_kernel_ref();
+    }
+    void tier_up(const backend &b, const sgemm_problem &p) {
+        const beta_kind bk = classify_beta(p.beta);
+        if (p.alpha != 1.0f || bk == beta_kind::general) return;
+        const direct_gemm_desc d = make_direct_desc(p.transa, p.M, p.N, p.K, 1.0f, p.lda, b_ld,
+                                                    bk == beta_kind::one ? 1.0f : 0.0f, p.ldc);
+        direct_kernel_ref made;
+        if (b.get_direct(d, &made) == anvil_success && made.fn) direct = std::move(made);
     }
 };
 thread_local last_whole_call t_last_whole;
@@ -527,6 +548,11 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
         !p.packed_b && !p.on_done && p.M <= kSmallGemmMax && p.N <= kSmallGemmMax;
     if (blas_small && t_last_whole.repeats(be, p)) {
         cache::note_front_hit();
+        if (const direct_gemm_fn d = t_last_whole.direct.fn) {
+            d(p.A, p.B, p.C);
+            return anvil_success;
+        }
+        if (++t_last_whole.streak == kDirectAfterRepeats) t_last_whole.tier_up(be, p);
         run_whole_kernel(t_last_whole.kernel.fn, p, t_last_whole.b_ld);
         return anvil_success;
     }

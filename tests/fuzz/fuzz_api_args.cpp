@@ -521,6 +521,39 @@ void fuzz_gemm(fz::reader &r, gk kind) {
         CHECK(ar.unchanged_except(buf[2]), "an input buffer changed");
         CHECK(unchanged_outside(*buf[2], C), "a byte outside C's footprint changed");
     }
+    // The same arguments through a dispatched small GEMM (no further input
+    // bytes, so the corpus decodes as before): create refuses exactly what
+    // anvil_sgemm refused for its shape, execute refuses the same missing
+    // pointers, and its direct function (called where execute succeeded)
+    // writes only inside C.
+    if (kind == gk::f32) {
+        g_ctx += " [then anvil_smm_* with the same arguments]";
+        ar.snapshot_all();
+        const anvil_smm_t canary = reinterpret_cast<anvil_smm_t>(uintptr_t(0x5eed5eed8));
+        anvil_smm_t h = canary;
+        const int cv = check_status(anvil_smm_create(&h, ta, tb, M, N, K, alpha, A.ld, B.ld, beta, C.ld));
+        if (must_reject) CHECK(cv != anvil_success, "smm: invalid arguments accepted");
+        if (cv != anvil_success) {
+            CHECK(h == canary, "smm: failed create wrote the handle");
+            CHECK(ar.unchanged_except(nullptr), "smm: failed create wrote");
+            return;
+        }
+        const int ev = check_status(anvil_smm_execute(h, static_cast<const float *>(pa),
+                                                      static_cast<const float *>(pb),
+                                                      static_cast<float *>(pc)));
+        CHECK((ev == anvil_success) == (sv == anvil_success) || ev == anvil_out_of_memory ||
+                  sv == anvil_out_of_memory,
+              "smm execute status %d, anvil_sgemm %d", ev, sv);
+        if (ev == anvil_success && M > 0 && N > 0 && pc) {
+            if (const anvil_smm_fn fn = anvil_smm_get_function(h))
+                fn(static_cast<const float *>(pa), static_cast<const float *>(pb), static_cast<float *>(pc));
+            CHECK(ar.unchanged_except(buf[2]), "smm: an input buffer changed");
+            CHECK(unchanged_outside(*buf[2], C), "smm: a byte outside C's footprint changed");
+        } else {
+            CHECK(ar.unchanged_except(nullptr), "smm: status %d but a buffer changed", ev);
+        }
+        CHECK(ok(anvil_smm_destroy(h)));
+    }
 }
 
 // ------------------------------------------------------- strided batches
