@@ -1,4 +1,5 @@
 #include "jit/jit_sgemm_avx512.h"
+#include "jit/jit_tail_access.h"
 
 #include <cstddef>
 #include <vector>
@@ -307,7 +308,7 @@ void jit_sgemm_avx512::k_step(int u) {
         for (int j = 0; j < nv_; ++j) prefetcht0(b_pf_addr(u, j));
     for (int j = 0; j < nv_; ++j) {
         if (tail_vec(j))
-            vmovups(b_vec(j) | k1 | T_z, b_addr(u, j));
+            load_tail(*this, b_vec(j), b_addr(u, j), n_ % kLanes, k1);
         else
             vmovups(b_vec(j), b_addr(u, j));
     }
@@ -381,7 +382,7 @@ void jit_sgemm_avx512::store_c() {
             if (!alpha_one_) vmulps(a, a, z_alpha);
             if (beta_ != beta_kind::zero) {
                 if (tail_vec(j))
-                    vmovups(z_c | k1 | T_z, c);
+                    load_tail(*this, z_c, c, n_ % kLanes, k1);
                 else
                     vmovups(z_c, c);
                 if (beta_ == beta_kind::one)
@@ -391,7 +392,7 @@ void jit_sgemm_avx512::store_c() {
             }
             epilogue(a, j);
             if (tail_vec(j))
-                vmovups(c | k1, a);
+                store_tail(*this, c, a, n_ % kLanes, k1);
             else
                 vmovups(c, a);
         }
@@ -426,7 +427,7 @@ void jit_sgemm_avx512::load_epilogue_args() {
 void jit_sgemm_avx512::add_operand(const Zmm &a, const Reg64 &base, int j) {
     const Address src = ptr[base + j * kLanes * 4];
     if (tail_vec(j)) {
-        vmovups(z_epi_tmp | k1 | T_z, src);
+        load_tail(*this, z_epi_tmp, src, n_ % kLanes, k1);
         vaddps(a, a, z_epi_tmp);
     } else {
         vaddps(a, a, src);

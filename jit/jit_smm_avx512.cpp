@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "jit/jit_sgemm_avx512.h"
+#include "jit/jit_tail_access.h"
 
 namespace anvil::jit {
 
@@ -106,7 +107,7 @@ Address jit_smm_avx512::b_addr(int k, int j) const {
 void jit_smm_avx512::k_step(int k) {
     for (int j = 0; j < nv_; ++j) {
         if (tail_vec(j))
-            vmovups(b_vec(j) | k1 | T_z, b_addr(k, j));
+            load_tail(*this, b_vec(j), b_addr(k, j), n_ % kLanes, k1);
         else
             vmovups(b_vec(j), b_addr(k, j));
     }
@@ -153,7 +154,7 @@ void jit_smm_avx512::store_c() {
             if (!d_.alpha_one) vmulps(a, a, z_alpha);
             if (d_.beta != beta_kind::zero) {
                 if (tail_vec(j))
-                    vmovups(z_c | k1 | T_z, c);
+                    load_tail(*this, z_c, c, n_ % kLanes, k1);
                 else
                     vmovups(z_c, c);
                 if (d_.beta == beta_kind::one)
@@ -162,7 +163,7 @@ void jit_smm_avx512::store_c() {
                     vfmadd231ps(a, z_c, z_beta);  // a = C * beta + a, one rounding
             }
             if (tail_vec(j))
-                vmovups(c | k1, a);
+                store_tail(*this, c, a, n_ % kLanes, k1);
             else
                 vmovups(c, a);
         }
