@@ -586,6 +586,42 @@ TEST_CASE("lowp matmul: random configurations match the reference and oneDNN") {
     }
 }
 
+// Deep K with several row tiles: the prepacked panels are walked in K
+// blocks of up to 512 groups (lowp::choose_lp_blocking), so these run two
+// to five blocks, accumulating between them and finishing the chain in
+// the last one.
+TEST_CASE("lowp matmul: deep K in several K blocks of prepacked weights") {
+    struct deep {
+        dt a, b, c;
+        int64_t M, N, K;
+    };
+    const deep kCases[] = {
+        {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32, 29, 50, 2100},
+        {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16, 40, 33, 4500},
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_u8, 25, 47, 4200},
+        {anvil_dt_s8, anvil_dt_s8, anvil_dt_f32, 37, 20, 9001},
+    };
+    tu::rng r(4242);
+    int c = 0;
+    for (const deep &k : kCases) {
+        mm_case q;
+        q.a = k.a;
+        q.b = k.b;
+        q.c = k.c;
+        q.s.M = k.M;
+        q.s.N = k.N;
+        q.s.K = k.K;
+        random_layout(r, &q.s);
+        if (q.a != anvil_dt_bf16) q.azp = q.a == anvil_dt_u8 ? 3 : -2;
+        if (q.c == anvil_dt_u8) q.czp = 4;
+        q.scale_mode = c % 3;
+        q.bias = true;
+        q.ops.push_back(binary(anvil_binary_add, false));
+        q.ops.push_back(eltwise(c % 2 ? anvil_eltwise_relu : anvil_eltwise_gelu_tanh));
+        run_case(q, 7100 + uint64_t(c++));
+    }
+}
+
 }  // namespace
 
 namespace {
