@@ -3,14 +3,14 @@
 // the three operand pointers, with K, the leading dimensions and alpha /
 // beta compiled in -- the kernels anvil_smm_* hands out, LIBXSMM-style.
 //
-// Tiles and arithmetic are those of the whole-GEMM kernels of
-// jit_sgemm_avx512 (rows of up to 20 with one vector per row, else 12;
-// every element one fma chain over k from zero, then alpha, then beta), so
+// The arithmetic is that of the whole-GEMM kernels of jit_sgemm_avx512
+// (every element one fma chain over k from zero, then alpha, then beta), so
 // the result is bitwise the same.  What the constants buy: every address
 // is a base register plus an immediate (no stride registers, no row-base
 // registers, nothing read from an argument block), so a tile's first FMA
-// depends on nothing but the pointers that arrive in registers, and no
-// callee-saved register is used.
+// depends on nothing but the pointers that arrive in registers, no
+// callee-saved register is used, and the tiles can be wider (one column
+// tile of up to 4 vectors, rows up to what the registers hold).
 #pragma once
 #include <string>
 
