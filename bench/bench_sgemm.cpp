@@ -36,7 +36,9 @@ const std::vector<shape> &all_shapes() {
             for (const shape &x : nk) v.push_back({m, x.N, x.K});
         for (const shape &x : std::vector<shape>{{8, 8, 8}, {16, 16, 16}, {23, 31, 17},
                                                  {32, 32, 32}, {17, 33, 65}, {48, 48, 48},
-                                                 {1, 1000, 2048}})
+                                                 {4, 4, 4}, {5, 7, 9}, {13, 27, 3},
+                                                 {40, 40, 40}, {10, 33, 77}, {16, 64, 64},
+                                                 {64, 16, 64}, {1, 1000, 2048}})
             v.push_back(x);
         return v;
     }();
