@@ -192,7 +192,7 @@ thread_local thread_hits t_hits;
 }  // namespace
 
 std::atomic<uint64_t> g_epoch{0};
-uint64_t epoch() { return g_epoch.load(std::memory_order_acquire); }
+std::atomic<int64_t> *this_thread_hits() { return &t_hits.n; }
 void note_front_hit() {
     // Only this thread writes its counter: a plain load and store, no lock.
     t_hits.n.store(t_hits.n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -4,6 +4,7 @@
 // outside the lock; the others wait for that result.  Evicted kernels stay
 // alive while a caller still holds them (shared_ptr).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,9 +34,15 @@ anvil_status_t get_or_generate(const std::string &key, const generator_fn &gen,
 // Counts a hit served by a caller's own front cache (see the JIT backend's
 // per-thread lookup), so the statistics cover every lookup.
 void note_front_hit();
+// This thread's counter behind note_front_hit(), for a hot path that keeps
+// the pointer (one thread-local lookup less per call): add 1 with a relaxed
+// load and store, only on this thread.  Valid until the thread exits.
+std::atomic<int64_t> *this_thread_hits();
 
 // Bumped by clear(): front caches drop their entries when it changes.
-uint64_t epoch();
+// Inline: read on every repeated small call.
+extern std::atomic<uint64_t> g_epoch;
+inline uint64_t epoch() { return g_epoch.load(std::memory_order_acquire); }
 
 void set_capacity(int64_t capacity);
 anvil_cache_stats_t stats();

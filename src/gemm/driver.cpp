@@ -265,49 +265,74 @@ anvil_status_t prepare(const backend &be, const sgemm_problem &p, call_setup *s)
 // kernel goes on.
 constexpr uint32_t kDirectAfterRepeats = 1024;
 
+// The hot part is plain data (no constructor or destructor), reached
+// through last_whole(): one __tls_get_addr per call (GCC re-derived the
+// address of a thread_local after each branch, three calls per repeated
+// small call) and no initialisation guard.  (The initial-exec TLS model
+// would need none, but a shared library with it must fit all its TLS in
+// glibc's static TLS surplus, and libanvil's then fails to dlopen.)  The
+// references that keep its kernels' code alive live beside it.
 struct last_whole_call {
-    const backend *be = nullptr;
-    int64_t M = 0, N = 0, K = 0, lda = 0, ldb = 0, ldc = 0;
-    uint64_t cache_epoch = 0;
-    uint32_t bits = 0;  // transa, transb, alpha == 1, beta kind
-    int64_t b_ld = 0;
-    ukernel_ref kernel;
-    uint32_t streak = 0;       // repeats since remember()
-    direct_kernel_ref direct;  // after the tier-up
+    const backend *be;
+    int64_t M, N, K, lda, ldb, ldc;
+    uint64_t cache_epoch;
+    uint32_t bits;    // transa, transb, alpha == 1, beta kind
+    uint32_t streak;  // repeats since remember_whole()
+    int64_t b_ld;
+    ukernel_fn fn;              // null: nothing remembered
+    direct_gemm_fn direct;      // after the tier-up
+    std::atomic<int64_t> *hits;  // this thread's cache hit counter
 
     static uint32_t bits_of(const sgemm_problem &p) {
         return uint32_t(p.transa) | uint32_t(p.transb) << 1 | uint32_t(p.alpha == 1.0f) << 2 |
                uint32_t(classify_beta(p.beta)) << 3;
     }
     bool repeats(const backend &b, const sgemm_problem &p) const {
-        return kernel.fn && M == p.M && N == p.N && K == p.K && lda == p.lda && ldb == p.ldb &&
+        return fn && M == p.M && N == p.N && K == p.K && lda == p.lda && ldb == p.ldb &&
                ldc == p.ldc && be == &b && bits == bits_of(p) && cache_epoch == cache::epoch();
     }
-    void remember(const backend &b, const sgemm_problem &p, const ukernel_ref &k, int64_t bld) {
-        be = &b;
-        M = p.M;
-        N = p.N;
-        K = p.K;
-        lda = p.lda;
-        ldb = p.ldb;
-        ldc = p.ldc;
-        cache_epoch = cache::epoch();
-        bits = bits_of(p);
-        b_ld = bld;
-        kernel = k;
-        streak = 0;
-        direct = direct_kernel_ref();
-    }
-    void tier_up(const backend &b, const sgemm_problem &p) {
-        const beta_kind bk = classify_beta(p.beta);
-        if (p.alpha != 1.0f || bk == beta_kind::general) return;
-        const direct_gemm_desc d = make_direct_desc(p.transa, p.M, p.N, p.K, 1.0f, p.lda, b_ld,
-                                                    bk == beta_kind::one ? 1.0f : 0.0f, p.ldc);
-        direct_kernel_ref made;
-        if (b.get_direct(d, &made) == anvil_success && made.fn) direct = std::move(made);
-    }
+    void count_hit() const { hits->store(hits->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+};
+struct last_whole_refs {
+    ukernel_ref kernel;
+    direct_kernel_ref direct;
 };
 thread_local last_whole_call t_last_whole;
+[[gnu::noinline]] last_whole_call &last_whole() { return t_last_whole; }
+thread_local last_whole_refs t_last_refs;
+
+void remember_whole(const backend &b, const sgemm_problem &p, const ukernel_ref &k, int64_t bld) {
+    last_whole_call &w = t_last_whole;
+    w.be = &b;
+    w.M = p.M;
+    w.N = p.N;
+    w.K = p.K;
+    w.lda = p.lda;
+    w.ldb = p.ldb;
+    w.ldc = p.ldc;
+    w.cache_epoch = cache::epoch();
+    w.bits = last_whole_call::bits_of(p);
+    w.streak = 0;
+    w.b_ld = bld;
+    w.fn = k.fn;
+    w.direct = nullptr;
+    w.hits = cache::this_thread_hits();
+    t_last_refs.kernel = k;
+    t_last_refs.direct = direct_kernel_ref();
+}
+
+void tier_up(const backend &b, const sgemm_problem &p) {
+    const beta_kind bk = classify_beta(p.beta);
+    if (p.alpha != 1.0f || bk == beta_kind::general) return;
+    last_whole_call &w = t_last_whole;
+    const direct_gemm_desc d = make_direct_desc(p.transa, p.M, p.N, p.K, 1.0f, p.lda, w.b_ld,
+                                                bk == beta_kind::one ? 1.0f : 0.0f, p.ldc);
+    direct_kernel_ref made;
+    if (b.get_direct(d, &made) == anvil_success && made.fn) {
+        w.direct = made.fn;
+        t_last_refs.direct = std::move(made);
+    }
+}
 
 // A thread's most recent setups (cache/call_memo.h).  The kernels an entry
 // holds stay alive until it is replaced.
@@ -546,15 +571,18 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     }
     const bool blas_small =
         !p.packed_b && !p.on_done && p.M <= kSmallGemmMax && p.N <= kSmallGemmMax;
-    if (blas_small && t_last_whole.repeats(be, p)) {
-        cache::note_front_hit();
-        if (const direct_gemm_fn d = t_last_whole.direct.fn) {
-            d(p.A, p.B, p.C);
+    if (blas_small) {
+        last_whole_call &w = last_whole();
+        if (w.repeats(be, p)) {
+            w.count_hit();
+            if (const direct_gemm_fn d = w.direct) {
+                d(p.A, p.B, p.C);
+                return anvil_success;
+            }
+            if (++w.streak == kDirectAfterRepeats) tier_up(be, p);
+            run_whole_kernel(w.fn, p, w.b_ld);
             return anvil_success;
         }
-        if (++t_last_whole.streak == kDirectAfterRepeats) t_last_whole.tier_up(be, p);
-        run_whole_kernel(t_last_whole.kernel.fn, p, t_last_whole.b_ld);
-        return anvil_success;
     }
     if (dot_path_applies(p, be.tier()))
         if (const dot_fn fn = dot_kernel(be.tier())) {
@@ -571,7 +599,7 @@ anvil_status_t run_sgemm(const backend &be, const sgemm_problem &p) {
     anvil_status_t st = find_or_prepare(be, p, &setup);
     if (st != anvil_success) return st;
     if (setup->whole.fn) {
-        if (blas_small) t_last_whole.remember(be, p, setup->whole, p.ldb);
+        if (blas_small) remember_whole(be, p, setup->whole, p.ldb);
         run_whole_kernel(setup->whole.fn, p, prepacked ? setup->blk.nr : p.ldb);
         if (p.on_done) (*p.on_done)(0, p.M, 0, p.N);
         return anvil_success;
