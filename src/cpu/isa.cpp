@@ -99,15 +99,29 @@ uint32_t effective_features(bool freeze) {
 
 anvil_isa_t effective_tier(bool freeze) { return highest_tier(effective_features(freeze)); }
 
+namespace {
+// dispatch_tier()'s answer once the cap is frozen (-1: not computed since
+// the cap last changed).  Every compute call asks for it; the cap cannot
+// change after the freeze except through set_max_isa_for_test, which
+// resets it.
+std::atomic<int> g_frozen_tier{-1};
+}  // namespace
+
 anvil_isa_t dispatch_tier(bool freeze) {
+    if (freeze) {
+        const int cached = g_frozen_tier.load(std::memory_order_relaxed);
+        if (cached >= 0) return anvil_isa_t(cached);
+    }
 #if defined(__x86_64__) || defined(_M_X64)
-    return effective_tier(freeze);
+    const anvil_isa_t t = effective_tier(freeze);
 #else
     effective_features(freeze);  // reads ANVIL_MAX_ISA, freezes the cap
-    return g_cap.load(std::memory_order_relaxed) == tier_features(anvil_isa_scalar)
-               ? anvil_isa_scalar
-               : anvil_isa_avx2;
+    const anvil_isa_t t = g_cap.load(std::memory_order_relaxed) == tier_features(anvil_isa_scalar)
+                              ? anvil_isa_scalar
+                              : anvil_isa_avx2;
 #endif
+    if (freeze) g_frozen_tier.store(int(t), std::memory_order_relaxed);
+    return t;
 }
 
 anvil_status_t set_max_isa(anvil_isa_t tier) {
@@ -115,12 +129,14 @@ anvil_status_t set_max_isa(anvil_isa_t tier) {
     read_env_cap_once();
     if (g_frozen.load()) return anvil_unsupported;
     g_cap.store(tier_features(tier));
+    g_frozen_tier.store(-1, std::memory_order_relaxed);
     return anvil_success;
 }
 
 void set_max_isa_for_test(anvil_isa_t tier) {
     read_env_cap_once();
     g_cap.store(tier_features(tier));
+    g_frozen_tier.store(-1, std::memory_order_relaxed);
 }
 
 }  // namespace anvil::cpu

@@ -31,8 +31,12 @@ const backend *non_jit_backend_with_nr(int nr) {
 
 const backend &select_backend() {
     const anvil_isa_t t = cpu::dispatch_tier();
-    if (t >= anvil_isa_avx512_core && jit_state::usable())
-        if (const backend *b = jit_avx512_backend()) return *b;
+    if (t >= anvil_isa_avx512_core && jit_state::usable()) {
+        // Looked up once: asked only when the tier has avx512_core, where
+        // it is never null (on x86-64 builds).
+        static const backend *const jit = jit_avx512_backend();
+        if (jit) return *jit;
+    }
     if (t >= anvil_isa_avx2)
         if (const backend *b = highway_backend()) return *b;
     return *scalar_backend();
