@@ -56,22 +56,15 @@ uint64_t desc_bits(const Desc &d) {
     return v;
 }
 
-// The kernel for descriptor d: from this thread's front cache, else from
-// the shared cache (key: key_prefix + the descriptor bytes), generating it
-// with Gen(d) / Gen::kernel_name(d) on a miss.  Generator failures become
+// The kernel for descriptor d (any size) from the shared cache (key:
+// key_prefix + the descriptor bytes), generating it with Gen(d) /
+// Gen::kernel_name(d) on a miss.  Generator failures become
 // anvil_jit_error, allocation failures anvil_out_of_memory.
 template <typename Gen, typename Desc>
-anvil_status_t cached_kernel(front_cache &front, const Desc &d, const char *key_prefix,
-                             cache::kernel_ptr *out) {
-    const uint64_t bits = desc_bits(d);
-    if (const cache::kernel_ptr *hit = front.find(bits)) {
-        cache::note_front_hit();
-        *out = *hit;
-        return anvil_success;
-    }
+anvil_status_t shared_kernel(const Desc &d, const char *key_prefix, cache::kernel_ptr *out) {
     std::string key = key_prefix;
     key.append(reinterpret_cast<const char *>(&d), sizeof(d));
-    const anvil_status_t st = cache::get_or_generate(
+    return cache::get_or_generate(
         key,
         [&](cache::kernel_ptr *made) -> anvil_status_t {
             try {
@@ -85,6 +78,19 @@ anvil_status_t cached_kernel(front_cache &front, const Desc &d, const char *key_
             }
         },
         out);
+}
+
+// The same, from this thread's front cache first (8-byte descriptors).
+template <typename Gen, typename Desc>
+anvil_status_t cached_kernel(front_cache &front, const Desc &d, const char *key_prefix,
+                             cache::kernel_ptr *out) {
+    const uint64_t bits = desc_bits(d);
+    if (const cache::kernel_ptr *hit = front.find(bits)) {
+        cache::note_front_hit();
+        *out = *hit;
+        return anvil_success;
+    }
+    const anvil_status_t st = shared_kernel<Gen>(d, key_prefix, out);
     if (st != anvil_success) return st;
     front.put(bits, *out);
     return anvil_success;

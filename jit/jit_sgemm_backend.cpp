@@ -70,7 +70,7 @@ public:
         direct_gemm_desc d = desc;
         d.tier = uint8_t(anvil_isa_avx512_core);
         cache::kernel_ptr k;
-        const anvil_status_t st = shared_kernel<jit::jit_smm_avx512>(d, "smm:", &k);
+        const anvil_status_t st = jit::shared_kernel<jit::jit_smm_avx512>(d, "smm:", &k);
         if (st != anvil_success) return st;
         out->fn = reinterpret_cast<direct_gemm_fn>(const_cast<void *>(k->entry()));
         out->name = k->name().c_str();
@@ -79,29 +79,6 @@ public:
     }
 
 private:
-    // The kernel of d from the shared cache (key: key_prefix + d's bytes),
-    // made by Gen(d) on a miss; generator failures become anvil_jit_error
-    // (reported), allocation failures anvil_out_of_memory.
-    template <typename Gen, typename Desc>
-    static anvil_status_t shared_kernel(const Desc &d, const char *key_prefix, cache::kernel_ptr *k) {
-        std::string key = key_prefix;
-        key.append(reinterpret_cast<const char *>(&d), sizeof(d));
-        return cache::get_or_generate(
-            key,
-            [&](cache::kernel_ptr *made) -> anvil_status_t {
-                try {
-                    Gen gen(d);
-                    return gen.finalize(Gen::kernel_name(d), made);
-                } catch (const Xbyak::Error &e) {
-                    jit_state::report_failure(Gen::kernel_name(d), e.what());
-                    return anvil_jit_error;
-                } catch (const std::bad_alloc &) {
-                    return anvil_out_of_memory;
-                }
-            },
-            k);
-    }
-
     // This thread's front cache, then the shared cache, generating the
     // kernel (jit_sgemm_avx512 has a constructor per descriptor type) on a
     // miss.
@@ -115,7 +92,7 @@ private:
             return anvil_success;
         }
         cache::kernel_ptr k;
-        const anvil_status_t st = shared_kernel<jit::jit_sgemm_avx512>(d, key_prefix, &k);
+        const anvil_status_t st = jit::shared_kernel<jit::jit_sgemm_avx512>(d, key_prefix, &k);
         if (st != anvil_success) return st;
         fill(k, out);
         t_front.put(bits, std::move(k));
