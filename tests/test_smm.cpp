@@ -8,6 +8,7 @@
 #include <cmath>
 #include <thread>
 
+#include "onednn_peer.h"
 #include "test_util.h"
 
 namespace {
@@ -363,4 +364,48 @@ TEST_CASE("smm: anvil_sgemm's repeated small call keeps its bits when it tiers u
         }
         CHECK(differ == 0);
     }
+}
+
+// oneDNN as a second peer: small-integer data, alpha and beta powers of
+// two (or 1, 0), K <= 100, so every product, partial sum and the alpha /
+// beta steps are exact integers below 2^24 in any order: the function (or
+// execute) and dnnl_sgemm agree exactly -- compared as values, since the
+// sign of a zero result depends on the order (anvil: alpha * (+0 + a*b),
+// oneDNN may scale a*b first; -0 == +0).
+TEST_CASE("smm: equal to oneDNN's dnnl_sgemm on exact data, every transa, tails and K tails") {
+    tu::rng r(31);
+    int compared = 0, differ = 0;
+    std::string first;
+    for (int M : {1, 3, 8, 13, 20, 33, 64})
+        for (int N : {1, 5, 16, 17, 40, 64})
+            for (int K : {1, 7, 9, 31, 100}) {
+                const bool ta = (M + N + K) % 2 == 1;
+                const float alpha = (M + K) % 3 == 0 ? 1.0f : (M + K) % 3 == 1 ? 2.0f : -0.5f;
+                const float beta = (N + K) % 3 == 0 ? 0.0f : (N + K) % 3 == 1 ? 1.0f : 0.5f;
+                const int64_t lda = (ta ? M : K) + (M % 3), ldb = N + (K % 2), ldc = N + 3;
+                std::vector<float> A(static_cast<size_t>((ta ? K : M) * lda)),
+                    B(static_cast<size_t>(K * ldb)), C0(static_cast<size_t>(M * ldc));
+                for (float &v : A) v = r.small_int();
+                for (float &v : B) v = r.small_int();
+                for (float &v : C0) v = 2.0f * r.small_int();
+                std::vector<float> mine(C0), theirs(C0);
+                anvil_smm_t h = nullptr;
+                REQUIRE(anvil_smm_create(&h, ta ? 'T' : 'N', 'N', M, N, K, alpha, lda, ldb, beta,
+                                         ldc) == anvil_success);
+                if (const anvil_smm_fn fn = anvil_smm_get_function(h))
+                    fn(A.data(), B.data(), mine.data());
+                else
+                    REQUIRE(anvil_smm_execute(h, A.data(), B.data(), mine.data()) == anvil_success);
+                CHECK(anvil_smm_destroy(h) == anvil_success);
+                if (!peer::sgemm(ta ? 'T' : 'N', 'N', M, N, K, alpha, A.data(), lda, B.data(), ldb,
+                                 beta, theirs.data(), ldc))
+                    return;  // no oneDNN in this build
+                ++compared;
+                if (mine != theirs && differ++ == 0)
+                    first = "M=" + std::to_string(M) + " N=" + std::to_string(N) +
+                            " K=" + std::to_string(K);
+            }
+    MESSAGE("smm vs dnnl_sgemm: ", compared, " problems");
+    INFO("first difference: ", first);
+    CHECK(differ == 0);
 }
