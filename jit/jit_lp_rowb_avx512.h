@@ -12,7 +12,8 @@
 // (one broadcast dword, u8: the first source) times each of them.  The
 // accumulators keep that permuted column order through the K loop; a 4 x 4
 // transpose of 128-bit lanes (8 vshufi32x4) puts it right before the
-// stores.  A last group of 1..3 rows (K % 4) uses zero vectors for the
+// stores (with desc.add, int8, each stored vector is first added to what
+// acc holds).  A last group of 1..3 rows (K % 4) uses zero vectors for the
 // missing rows: no row >= K is read.
 //
 // bf16 is the same walk with groups of 2 rows and 32-column blocks (the
@@ -31,7 +32,8 @@ namespace anvil::jit {
 class jit_lp_rowb_avx512 : public jit_generator {
 public:
     static constexpr int kBlockBytes = 64;     // B bytes per row and block: one zmm
-    static constexpr int kPrefetchRows = 64;   // B prefetch distance
+    static constexpr int kPrefetchRows = 64;        // bf16: B prefetch distance (rows)
+    static constexpr int kRowPrefetchBytes = 256;   // int8: B prefetch distance (bytes of a row)
 
     explicit jit_lp_rowb_avx512(const lowp::lp_rowb_desc &d);
     static std::string kernel_name(const lowp::lp_rowb_desc &d);
@@ -107,6 +109,7 @@ private:
 
     int m_, n_;
     bool bf16_;
+    bool add_;     // int8: add the tile to acc instead of overwriting it
     int eb_;       // bytes per element: 1 (int8), 2 (bf16)
     int group_;    // B rows per dot-product step: 4 (int8), 2 (bf16)
     int block_w_;  // columns per block: 64 (int8), 32 (bf16)

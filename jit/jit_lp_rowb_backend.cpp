@@ -31,7 +31,7 @@ anvil_status_t get_lp_rowb_kernel(const lp_rowb_desc &desc, lp_rowb_fn *fn,
     // As cached: one kernel per shape whatever tier asked for it, and no
     // stray reserved bytes.
     const lp_rowb_desc d = make_lp_rowb_desc(
-        uint8_t(bf16 ? anvil_isa_avx512_core_bf16 : anvil_isa_avx512_core_vnni), desc.m, desc.n, bf16);
+        uint8_t(bf16 ? anvil_isa_avx512_core_bf16 : anvil_isa_avx512_core_vnni), desc.m, desc.n, bf16, desc.add != 0);
     cache::kernel_ptr k;
     const anvil_status_t st = jit::cached_kernel<jit::jit_lp_rowb_avx512>(t_front_rowb, d, "lp_rowb_avx512:", &k);
     if (st != anvil_success) return st;

@@ -51,9 +51,9 @@ struct kernel {
     std::shared_ptr<const void> keep_alive;
 };
 
-kernel get_kernel(int m, int n) {
+kernel get_kernel(int m, int n, bool add = false) {
     kernel k;
-    REQUIRE(get_lp_rowb_kernel(make_lp_rowb_desc(anvil_isa_avx512_core_vnni, m, n), &k.fn,
+    REQUIRE(get_lp_rowb_kernel(make_lp_rowb_desc(anvil_isa_avx512_core_vnni, m, n, false, add), &k.fn,
                                &k.keep_alive) == anvil_success);
     REQUIRE(bool(k.fn));
     return k;
@@ -144,15 +144,32 @@ std::string describe(const lp_rowb_args &a) {
 
 // Runs the kernel and lp_rowb_scalar on the same operands; "" when every
 // element of the two acc blocks (margins and padding included) agrees.
+// With `adding` (an adding kernel), the tile starts with random values,
+// the same in both blocks, and the scalar result is added to them
+// (wrapping, as the kernels' vpaddd).
 std::string run_one(const kernel &k, const operands &ops, int m, int n, int64_t K,
-                    int64_t c_pad, int c_off, tu::fault_reporter &fr) {
+                    int64_t c_pad, int c_off, tu::fault_reporter &fr, tu::rng *adding = nullptr) {
     acc_block got(m, n + c_pad, c_off), want(m, n + c_pad, c_off);
+    std::vector<uint32_t> start;
+    if (adding)
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+                const uint32_t v = uint32_t(adding->g());
+                start.push_back(v);
+                reinterpret_cast<uint32_t *>(got.tile())[i * got.acc_ld + j] = v;
+            }
     lp_rowb_args args{ops.a, ops.b, got.tile(), ops.a_rs, ops.b_rs, got.acc_ld, K, m, n};
-    const std::string what = describe(args);
+    const std::string what = describe(args) + (adding ? " (adding)" : "");
     fr.set(what);
     k.fn(&args);
     args.acc = want.tile();
     anvil::lowp::lp_rowb_scalar(&args);
+    if (adding)
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+                uint32_t &w = reinterpret_cast<uint32_t *>(want.tile())[i * want.acc_ld + j];
+                w += start[size_t(i * n + j)];
+            }
     const std::string diff = first_difference(got, want, m, n);
     return diff.empty() ? diff : what + ": " + diff;
 }
@@ -210,6 +227,11 @@ TEST_CASE("lp rowb: the getter checks its arguments and caches kernels") {
     }
     const kernel other = get_kernel(3, 33);
     CHECK(bool(other.fn != k.fn));
+    // The adding kernels are other code; bf16 has none.
+    const kernel adding = get_kernel(2, 33, true);
+    CHECK(bool(adding.fn != k.fn));
+    CHECK(get_lp_rowb_kernel(make_lp_rowb_desc(anvil_isa_avx512_core_bf16, 2, 32, true, true), &fn,
+                             &keep) == anvil_invalid_argument);
 }
 
 TEST_CASE("lp rowb: every m, column tail and K tail matches lp_rowb_scalar bitwise") {
@@ -239,6 +261,36 @@ TEST_CASE("lp rowb: every m, column tail and K tail matches lp_rowb_scalar bitwi
         }
     CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
     MESSAGE(calls, " rowb kernel calls checked");
+}
+
+TEST_CASE("lp rowb: the adding kernels add every m, column tail and K tail to acc bitwise") {
+    // The in-place driver walks K in blocks, the later ones through these
+    // kernels (lp_inplace.cpp): the tile must be acc + the block's sums,
+    // nothing outside it written.
+    if (!cpu_has_rowb()) {
+        MESSAGE("lp rowb kernels skipped: the CPU lacks AVX-512 VNNI");
+        return;
+    }
+    tu::rng r(20261205), start(7);
+    operands ops;
+    tu::fault_reporter fr;
+    const int64_t b_pads[] = {0, 1, 3, 17, 64, 5, 2};
+    const int64_t c_pads[] = {1, 0, 3, 9};
+    int64_t calls = 0, failed = 0;
+    for (int m = 1; m <= kRowbMaxM; ++m)
+        for (int n : kNs) {
+            if (n > rowb_max_n(m)) continue;
+            const kernel k = get_kernel(m, n, true);
+            for (int64_t K : kKs) {
+                const int v = int(calls++);
+                ops.place_a(r, m, K, v % 3);
+                ops.place_b(r, n, K, b_pads[(v / 2 + v) % 7], v % 2 == 0);
+                const std::string diff = run_one(k, ops, m, n, K, c_pads[v % 4], v % 3, fr, &start);
+                if (!diff.empty() && ++failed <= 10) FAIL_CHECK(diff);
+            }
+        }
+    CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
+    MESSAGE(calls, " adding rowb kernel calls checked");
 }
 
 TEST_CASE("lp rowb: int32 sums wrap modulo 2^32") {

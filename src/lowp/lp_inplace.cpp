@@ -30,11 +30,30 @@ namespace anvil::lowp {
 namespace {
 
 constexpr int64_t kMaxRows = 16;
-// Row-major B: each 2-row chunk re-reads its 192 columns of B over all of
-// K; beyond 4 rows (3 chunks with the row of ones) those re-reads fall out
-// of L2 and the packed path is faster (measured 16x4096x4096: 87 vs 135
-// GOP/s; 4x4096x4096: 84 vs ~56).
+// Row-major B (int8, JIT): K is walked in blocks of kRowbKBlock rows,
+// outermost; within a block every chunk of up to 4 rows runs its kernels
+// left to right across the task's columns, so B's rows are read as
+// sequential streams (the kernels prefetch a few lines ahead in each row)
+// and the later chunks find the block in L2.  Before, each chunk walked a
+// 192-column strip down all of K: three lines per 4 KiB page of B, a page
+// per row, a TLB miss per row and strip.  Measured on the Zen 5 VM, 1
+// thread, B 4096 x 4096, u8s8s32 vs dnnl_gemm_u8s8s32 alternating: in one
+// period (one half hour) strips -> K blocks of 64 took M = 1 61 -> 93
+// GOP/s, 2 127 -> 174, 4 123 -> 250, 8 188 (packed B) -> 255,
+// 4x11008x4096 181 -> 270; in a later one, 8 alternating runs of each
+// build, both walks ran the same (M = 4: 198-243 vs 188-240 GOP/s): the
+// strips' cost comes and goes with the machine (TLB reach under the
+// hypervisor?), the blocks' does not.  K blocks of 128..512 rows were
+// within noise of 64, a little lower.  Up to 8 rows (9 with the row of
+// ones) the walk matches or beats packing B per call; 12 rows do not (215
+// vs 274 packed: the interleaving is redone for every chunk).
+constexpr int64_t kRowbInt8MaxRows = 8;
+constexpr int64_t kRowbKBlock = 64;
+// bf16 and Highway row-B kernels: up to 4 rows in one chunk of rows.
 constexpr int64_t kRowbMaxRows = 4;
+// Task width of that walk: one task per thread, up to this many columns
+// (a 9-row accumulator block of 4096 columns is 144 KiB, in L2).
+constexpr int64_t kRowbMaxTaskCols = 4096;
 // bf16 (row-major B): up to this M one rowb chunk (5..12 rows x 32
 // columns) reads B once from memory and interleaves it in registers, which
 // beats packing it per call (measured 1 thread, 8x4096x4096: 110 vs 56
@@ -106,15 +125,26 @@ struct family {
     // Columns outer, chunks of rows inner: each strip of B (K x width)
     // comes from memory for the first chunk and from L2 for the others.
     bool columns_outer = false;
+    // int8 JIT row-B kernels: K in blocks of k_block rows, outermost, the
+    // later blocks through the kernels that add to acc (0: all of K in
+    // one call per chunk).
+    int64_t k_block = 0;
     int width(int m) const { return widths[m]; }
 };
 
-// Rows of the chunk that starts at row r0.  int8 row-major B: the kernels'
+// Rows of the chunk that starts at row r0.  int8 row-major B, whole K per
+// call (no longer taken by the JIT backend, see kRowbKBlock): the kernels'
 // cost is interleaving B's bytes, the same for 1, 2 or 3 rows, so an odd
 // row count starts with a 3-row chunk (128 columns) instead of ending
 // with a 1-row one (measured 3x4096x4096: 150-167 vs 100 GOP/s); 4 rows stay
 // 2 + 2 (192 columns: a 4-row kernel has 64 and loses, 112 vs 141).
 int chunk_rows_at(const family &f, int64_t rows, int64_t r0) {
+    if (f.k_block) {
+        // The fewest chunks of <= 4 rows, as even as they go (9 rows: 3 +
+        // 3 + 3, not 4 + 4 + 1: each chunk interleaves the block again).
+        const int64_t left = rows - r0, chunks = ceil_div(left, f.chunk_rows);
+        return int(ceil_div(left, chunks));
+    }
     if (!f.transposed && !f.bf16 && !f.columns_outer && r0 == 0 && rows >= 3 && rows % 2 == 1) return 3;
     return int(std::min<int64_t>(f.chunk_rows, rows - r0));
 }
@@ -141,6 +171,14 @@ family family_for(const lp_backend &be, const lp_problem &p) {
         f.own_rowb = &be;
         f.chunk_rows = kRowbMaxM;
         for (int m = 1; m <= f.chunk_rows; ++m) f.widths[m] = be.rowb_cols(p.kind);
+        return f;
+    }
+    if (!p.transb && !f.bf16) {
+        // K blocks (kRowbKBlock), chunks of up to 4 rows (rowb_max_n(m)
+        // columns per kernel call).
+        f.k_block = kRowbKBlock;
+        f.chunk_rows = kRowbMaxM;
+        for (int m = 1; m <= f.chunk_rows; ++m) f.widths[m] = rowb_max_n(m);
         return f;
     }
     if (f.bf16 && !p.transb && p.M > kRowbMaxRows) {
@@ -194,6 +232,7 @@ struct kernel_table {
         for (int i = 0; i < kept; ++i) keep[i].p.~shared_ptr();
     }
     kernel_cell fn[kMaxM + 1][kMaxN + 1];
+    kernel_cell fn_add[kRowbMaxM + 1][kMaxN + 1];  // int8 row-B kernels that add to acc
     int16_t filled_m[kMaxKept], filled_n[kMaxKept];
     int nfilled = 0;
     union keep_slot {
@@ -208,11 +247,19 @@ struct kernel_table {
 // any n, so one cell (n = 0) per row count.
 int table_n(const family &f, int n) { return f.own_rowb ? 0 : n; }
 
-anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_table *kt) {
+anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_table *kt, bool add = false) {
     const int c = table_n(f, n);
-    if (kt->filled(m, c)) return anvil_success;
+    if (kt->filled(m, c + (add ? 256 : 0))) return anvil_success;
     if (kt->nfilled == kernel_table::kMaxKept) return anvil_runtime_error;  // cannot happen
-    kt->mark_filled(m, c);
+    kt->mark_filled(m, c + (add ? 256 : 0));
+    if (add) {
+        if (kt->kept == kernel_table::kMaxKept) return anvil_runtime_error;  // cannot happen
+        std::shared_ptr<const void> &keep = kt->new_keep();
+        lp_rowb_fn fn = nullptr;
+        const anvil_status_t st = get_lp_rowb_kernel(make_lp_rowb_desc(tier, m, n, false, true), &fn, &keep);
+        kt->fn_add[m][n].rowb = fn;
+        return st;
+    }
     if (f.own_rowb) {
         const lp_rowb_fn fn = f.own_rowb->rowb_kernel(f.kind, m);  // static code
         kt->fn[m][c].rowb = fn;
@@ -239,8 +286,9 @@ anvil_status_t get_kernel(const family &f, uint8_t tier, int m, int n, kernel_ta
 
 // Every (rows, columns) the call uses: tasks are nc columns wide (the last
 // one narrower), split into chunks of width(rows) columns.
-anvil_status_t fetch_kernels(const family &f, uint8_t tier, int64_t rows, int64_t N, int64_t nc,
+anvil_status_t fetch_kernels(const family &f, uint8_t tier, int64_t rows, int64_t N, int64_t K, int64_t nc,
                              kernel_table *kt) {
+    const bool adds = f.k_block && K > f.k_block;  // K blocks after the first
     const int64_t task_widths[2] = {std::min(nc, N), N - (ceil_div(N, nc) - 1) * nc};
     for (int64_t r0 = 0, m; r0 < rows; r0 += m) {
         m = chunk_rows_at(f, rows, r0);
@@ -248,7 +296,8 @@ anvil_status_t fetch_kernels(const family &f, uint8_t tier, int64_t rows, int64_
         for (int64_t tw : task_widths)
             for (int n : {int(std::min<int64_t>(w, tw)), int(tw % w)}) {
                 if (n == 0) continue;
-                const anvil_status_t st = get_kernel(f, tier, int(m), n, kt);
+                anvil_status_t st = get_kernel(f, tier, int(m), n, kt);
+                if (st == anvil_success && adds) st = get_kernel(f, tier, int(m), n, kt, true);
                 if (st != anvil_success) return st;
             }
     }
@@ -285,6 +334,28 @@ void run_chunks(const family &f, const kernel_table &kt, const lp_problem &p, co
             cell.rowb(&a);
         }
     };
+    if (f.k_block) {
+        // K blocks outermost (kRowbKBlock); the first overwrites acc, the
+        // others add to it (int32 sums wrap exactly: the same bits).  A's
+        // offset k0 is a multiple of 4, so a block reads A only up to the
+        // padded end of its rows.
+        for (int64_t k0 = 0; k0 < p.K; k0 += f.k_block) {
+            for (int64_t r0 = 0, m; r0 < rows; r0 += m) {
+                m = chunk_rows_at(f, rows, r0);
+                const int w = f.width(int(m));
+                for (int64_t c = 0; c < n; c += w) {
+                    const int nn = int(std::min<int64_t>(w, n - c));
+                    lp_rowb_args a;
+                    fill(a, r0, c, int(m), nn);
+                    a.a += k0;
+                    a.b += k0 * a.b_rs;
+                    a.k = std::min(f.k_block, p.K - k0);
+                    (k0 ? kt.fn_add[m][nn] : kt.fn[m][nn]).rowb(&a);
+                }
+            }
+        }
+        return;
+    }
     if (f.columns_outer) {
         const int w = f.width(1);  // one width for every chunk
         for (int64_t c = 0; c < n; c += w)
@@ -326,7 +397,7 @@ bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
         return p.M <= kHwyDotMaxRows && p.K >= (p.M <= 2 ? kHwyDotMinK : kHwyDotMinKWide);
     if (p.M > kMaxRows) return false;
     if (p.transb && p.K < kDotMinK) return false;
-    if (!p.transb && p.M > kRowbMaxRows) return false;
+    if (!p.transb && p.M > kRowbInt8MaxRows) return false;
     const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_vnni;
     return (cpu::effective_features() & need) == need && be.tier() >= anvil_isa_avx512_core_vnni &&
            jit_state::usable();
@@ -340,8 +411,13 @@ anvil_status_t run_inplace_path(const lp_backend &be, const lp_problem &p, const
     // Tasks a whole number of the widest chunks wide.
     const int64_t w = f.width(chunk_rows_at(f, rows, 0));
     b.nc = std::max<int64_t>(w, b.nc / w * w);
+    if (f.k_block) {
+        // Wide tasks, one per thread: long sequential runs along B's rows.
+        b.nc = std::min(kRowbMaxTaskCols, ceil_div(p.N, b.nthreads));
+        b.nc = std::max<int64_t>(w, ceil_div(b.nc, w) * w);
+    }
     kernel_table kt;
-    anvil_status_t st = fetch_kernels(f, uint8_t(be.tier()), rows, p.N, b.nc, &kt);
+    anvil_status_t st = fetch_kernels(f, uint8_t(be.tier()), rows, p.N, p.K, b.nc, &kt);
     if (st != anvil_success) return st;
 
     // Packed A: M rows (u8; s8 shifted), the row of ones, then the row sums.

@@ -18,7 +18,7 @@ namespace anvil::lowp {
 // True, B not prepacked, when the call takes that path (the thresholds,
 // with their measurements, are in lp_inplace.cpp):
 //   u8s8, VNNI JIT backend (effective ISA has AVX-512 VNNI): M <= 16 with
-//     transposed B and K >= 64, M <= 4 with row-major B;
+//     transposed B and K >= 64, M <= 8 with row-major B (K in blocks);
 //   u8s8, Highway backend: transposed B with M <= 2 and K >= 64 or M <= 4
 //     and K >= 512; row-major B with M <= 3 and K x N >= 4096 where its
 //     row-B kernels are lean (x86), else M = 1 and K x N >= 2^22;

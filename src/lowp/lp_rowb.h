@@ -9,8 +9,9 @@
 //   acc(i, j) = acc[i * acc_ld + j]      (int32)
 //
 // in int32 arithmetic that wraps modulo 2^32 (exact, never saturating).
-// acc(i, j) is overwritten (there is no accumulate mode); nothing else of
-// acc is written.  Any K >= 1.
+// acc(i, j) is overwritten, or with desc.add (int8 only) the tile is added
+// to it (acc(i, j) += ..., modulo 2^32: a K-blocked walk sums its blocks
+// exactly); nothing else of acc is written.  Any K >= 1.
 //
 // What is read: B(k, j) for k < K, j < n only (no row >= K, no column >= n,
 // whatever the alignment of b and b_rs); A rows < m, each up to K rounded
@@ -91,21 +92,24 @@ struct lp_rowb_desc {
     uint8_t m;     // 1..kRowbMaxM (bf16: 1..kRowbMaxMBf16)
     uint8_t n;     // 1..rowb_max_n(m, bf16)
     uint8_t bf16;  // 0: u8 x s8 -> int32; 1: bf16 x bf16 -> fp32
-    uint8_t reserved[4];
+    uint8_t add;   // int8 only: 1 adds the tile to acc (acc += ...), 0
+                   // overwrites it (the K-blocked walk of lp_inplace.cpp)
+    uint8_t reserved[3];
 };
 static_assert(sizeof(lp_rowb_desc) == 8, "lp_rowb_desc must stay 8 packed bytes");
 
-inline lp_rowb_desc make_lp_rowb_desc(uint8_t tier, int m, int n, bool bf16 = false) {
+inline lp_rowb_desc make_lp_rowb_desc(uint8_t tier, int m, int n, bool bf16 = false, bool add = false) {
     lp_rowb_desc d{};
     d.tier = tier;
     d.m = uint8_t(m);
     d.n = uint8_t(n);
     d.bf16 = bf16 ? 1 : 0;
+    d.add = add ? 1 : 0;
     return d;
 }
 
 inline bool lp_rowb_shape_ok(const lp_rowb_desc &d) {
-    return d.bf16 <= 1 && d.m >= 1 && d.m <= (d.bf16 ? kRowbMaxMBf16 : kRowbMaxM) && d.n >= 1 &&
+    return d.bf16 <= 1 && d.add <= 1 && !(d.add && d.bf16) && d.m >= 1 && d.m <= (d.bf16 ? kRowbMaxMBf16 : kRowbMaxM) && d.n >= 1 &&
            d.n <= rowb_max_n(d.m, d.bf16 != 0);
 }
 
@@ -116,7 +120,7 @@ void lp_rowb_scalar_bf16(const lp_rowb_args *args);
 
 // The JIT kernel for d (generated on first use, then cached; *keep_alive
 // holds the code mapped while the caller uses *fn).  The reserved bytes
-// are ignored (the cache key is built from tier, m and n).  Returns
+// are ignored (the cache key is built from tier, m, n, bf16 and add).  Returns
 //   anvil_invalid_argument  fn or keep_alive null, m or n out of range
 //   anvil_unsupported       d.tier below avx512_core_vnni (bf16:
 //                           avx512_core_bf16), the CPU lacks AVX-512 core +
