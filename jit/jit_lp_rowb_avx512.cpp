@@ -106,7 +106,8 @@ void jit_lp_rowb_avx512::zero_acc() {
 // columns).  Measured on Zen 5, 1 thread, u8s8s32 B 4096 x 4096 hot in
 // L3, GOP/s for M = 1 / 2 / 4: no prefetch 82 / 160 / 209; 128 bytes
 // ahead 68 / 120 / 241; 256 ahead 93 / 174 / 257 (one line per block);
-// 384 or 512 ahead, or three lines per row, a little less.
+// 384 or 512 ahead, or three lines per row, a little less; prefetcht1 /
+// prefetcht2 at 256..1024 bytes within noise of it.
 //
 // bf16: the driver runs each strip of columns over all of K (long calls),
 // so each full group prefetches the lines of its rows kPrefetchRows rows

@@ -19,6 +19,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -490,17 +491,24 @@ TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions
         REQUIRE(anvil_gemm_s8s8s32('T', 'T', 'F', M, N, K, 1.0f,
                                    reinterpret_cast<const int8_t *>(A8.data()), M, -9, B8.data(), K,
                                    5, 0.0f, Cs.data(), N, &co) == anvil_success);
-        // int8 with row-major B, M = 1..5, with and without B's zero point
-        // (which adds a row of ones): the in-place rowb chunk plans (1, 2,
-        // 3, 2 + 2, 3 + 2 rows) under the VNNI caps, packed kernels below.
+        // int8 with row-major B, M = 1..9, with and without B's zero point
+        // (which adds a row of ones): the in-place rowb chunk plans (up to
+        // 4 rows, 3 + 2, ..., 3 + 3 + 3) under the VNNI caps, packed kernels
+        // below them and for 9 rows; K (301) in blocks of 64 rows, or of 16
+        // with B's rows 4 KiB apart (lp_inplace.cpp: rowb_k_block).
         std::vector<int32_t> Crb;
-        for (int64_t m = 1; m <= 5; ++m)
-            for (int32_t bo : {0, -5}) {
-                std::vector<int32_t> Cm(size_t(m * N));
-                REQUIRE(anvil_gemm_u8s8s32('N', 'N', 'F', m, N, K, 1.0f, A8.data(), K, 9, B8.data(), N,
-                                           bo, 0.0f, Cm.data(), N, &co) == anvil_success);
-                Crb.insert(Crb.end(), Cm.begin(), Cm.end());
-            }
+        std::vector<int8_t> B4k(size_t(K * 4096), int8_t(-3));
+        for (int64_t k = 0; k < K; ++k)
+            std::memcpy(B4k.data() + k * 4096, B8.data() + k * N, size_t(N));
+        for (int64_t m = 1; m <= 9; ++m)
+            for (int32_t bo : {0, -5})
+                for (int64_t ldb : {N, int64_t(4096)}) {
+                    std::vector<int32_t> Cm(size_t(m * N));
+                    const int8_t *b = ldb == N ? B8.data() : B4k.data();
+                    REQUIRE(anvil_gemm_u8s8s32('N', 'N', 'F', m, N, K, 1.0f, A8.data(), K, 9, b, ldb, bo,
+                                               0.0f, Cm.data(), N, &co) == anvil_success);
+                    Crb.insert(Crb.end(), Cm.begin(), Cm.end());
+                }
         // int8 with B stored N x K, M = 1..5, u8 and s8 A (s8 adds a row of
         // ones), with and without B's zero point, K = 613 (odd; past the
         // Highway dot path's 512 for 3 and 4 rows) and a B row stride past

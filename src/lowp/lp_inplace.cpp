@@ -49,6 +49,32 @@ constexpr int64_t kMaxRows = 16;
 // vs 274 packed: the interleaving is redone for every chunk).
 constexpr int64_t kRowbInt8MaxRows = 8;
 constexpr int64_t kRowbKBlock = 64;
+// A kernel call reads the same 64 bytes of each of its K block's rows, and
+// prefetches the line 256 bytes on: with a row stride that is a multiple of
+// 4 KiB every one of those lines falls in the same L1 set (64 sets of 64
+// bytes in a 32..48 KiB L1), which holds 8..12 of them, so the prefetched
+// lines evict each other.  The K block is cut until at most
+// kRowbRowsPerL1Set rows share a set (4 KiB strides: 16 rows).  Measured
+// on Zen 5, 1 thread, u8s8s32, GOP/s for K blocks of 16 / 64 rows:
+// 4x4096x11008 (4 KiB stride) 164-172 / 141-143, 4x4096x4096 270-274 /
+// 229-244; but 4x11008x4096 (stride 11008: 4 rows per set at 64) 160-167 /
+// 294-301, 4x256x256 237-361 / 333-471 (more kernel calls and accumulator
+// passes per B byte).  Blocks of 8 rows were slower again.
+constexpr int64_t kRowbRowsPerL1Set = 16;
+constexpr int64_t kL1Sets = 64, kLineBytes = 64;
+
+// The K block for B rows ldb bytes apart (int8: elements are bytes).
+int64_t rowb_k_block(int64_t ldb) {
+    int64_t kb = kRowbKBlock;
+    for (; kb > kRowbRowsPerL1Set; kb -= 16) {
+        int per_set[kL1Sets] = {};
+        int worst = 0;
+        for (int64_t k = 0; k < kb; ++k)
+            worst = std::max(worst, ++per_set[(k * ldb / kLineBytes) % kL1Sets]);
+        if (worst <= kRowbRowsPerL1Set) break;
+    }
+    return kb;
+}
 // bf16 and Highway row-B kernels: up to 4 rows in one chunk of rows.
 constexpr int64_t kRowbMaxRows = 4;
 // Task width of that walk: one task per thread, up to this many columns
@@ -176,7 +202,7 @@ family family_for(const lp_backend &be, const lp_problem &p) {
     if (!p.transb && !f.bf16) {
         // K blocks (kRowbKBlock), chunks of up to 4 rows (rowb_max_n(m)
         // columns per kernel call).
-        f.k_block = kRowbKBlock;
+        f.k_block = rowb_k_block(p.ldb);
         f.chunk_rows = kRowbMaxM;
         for (int m = 1; m <= f.chunk_rows; ++m) f.widths[m] = rowb_max_n(m);
         return f;
