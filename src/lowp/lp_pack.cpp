@@ -102,7 +102,12 @@ void pack_block_n(int64_t K, int64_t N, const uint8_t *b, int64_t ldb, int64_t p
     // follow, so every group's loads waited on memory.  Prefetching the
     // same columns kPrefetchGroups groups ahead keeps them in flight
     // (measured Zen 5, 1 thread: 16x4096x4096 u8s8s32 212 -> 382 GOP/s,
-    // bf16 104 -> 195 GFLOP/s; 4 and 16 groups ahead gave less).
+    // bf16 104 -> 195 GFLOP/s; 4 and 16 groups ahead gave less).  Into
+    // L2 (prefetcht2), not L1: where B's rows are a multiple of 4 KiB apart
+    // the lines at one column offset of all 32 rows ahead fall in one L1
+    // set and evicted each other before use (Zen 5, 1 thread, alternating
+    // runs: u8s8s32 16x4096x11008 273-282 -> 338-362 GOP/s; 4096 x 4096,
+    // 11008 x 4096 and bf16 within noise).
     constexpr int64_t kPrefetchGroups = 8;
     const int64_t seg_begin = p0 * kNR * kElem, seg_end = std::min(p1 * kNR, N) * kElem;
     const fallback::interleave_panels_fn interleave = fallback::interleave_panels_for_cap();
@@ -116,7 +121,7 @@ void pack_block_n(int64_t K, int64_t N, const uint8_t *b, int64_t ldb, int64_t p
             const int64_t k = (g0 + g + kPrefetchGroups) * gk + t;
             if (k >= K) break;
             const uint8_t *row = b + k * ldb * kElem;
-            for (int64_t off = seg_begin; off < seg_end; off += 64) __builtin_prefetch(row + off, 0, 3);
+            for (int64_t off = seg_begin; off < seg_end; off += 64) __builtin_prefetch(row + off, 0, 1);
         }
         // Whole panels of a whole group: 256-bit shuffles where the target
         // has them (fallback::interleave_panels), the loop below for the
