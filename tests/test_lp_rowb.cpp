@@ -234,33 +234,40 @@ TEST_CASE("lp rowb: the getter checks its arguments and caches kernels") {
                              &keep) == anvil_invalid_argument);
 }
 
-TEST_CASE("lp rowb: every m, column tail and K tail matches lp_rowb_scalar bitwise") {
-    if (!cpu_has_rowb()) {
-        MESSAGE("lp rowb kernels skipped: the CPU lacks AVX-512 VNNI");
-        return;
-    }
-    tu::rng r(20260311);
+// Every m, every n of kNs the kernel takes and every K of kKs, with
+// b_rs = n + pad (mostly not a multiple of 64; with the guard-page
+// placement the base b takes many alignments); `adding`: the kernels that
+// add to acc, started from random tiles.
+static void sweep_kernels(bool adding) {
+    tu::rng r(adding ? 20261205 : 20260311), start(7);
     operands ops;
     tu::fault_reporter fr;
-    // b_rs = n + pad: mostly not a multiple of 64, and with the guard-page
-    // placement the base b takes many alignments.
     const int64_t b_pads[] = {0, 1, 3, 17, 64, 5, 2};
     const int64_t c_pads[] = {1, 0, 3, 9};
     int64_t calls = 0, failed = 0;
     for (int m = 1; m <= kRowbMaxM; ++m)
         for (int n : kNs) {
             if (n > rowb_max_n(m)) continue;
-            const kernel k = get_kernel(m, n);
+            const kernel k = get_kernel(m, n, adding);
             for (int64_t K : kKs) {
                 const int v = int(calls++);
                 ops.place_a(r, m, K, v % 3);
                 ops.place_b(r, n, K, b_pads[(v / 2 + v) % 7], v % 2 == 0);
-                const std::string diff = run_one(k, ops, m, n, K, c_pads[v % 4], v % 3, fr);
+                const std::string diff =
+                    run_one(k, ops, m, n, K, c_pads[v % 4], v % 3, fr, adding ? &start : nullptr);
                 if (!diff.empty() && ++failed <= 10) FAIL_CHECK(diff);
             }
         }
     CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
-    MESSAGE(calls, " rowb kernel calls checked");
+    MESSAGE(calls, std::string(adding ? " adding" : ""), " rowb kernel calls checked");
+}
+
+TEST_CASE("lp rowb: every m, column tail and K tail matches lp_rowb_scalar bitwise") {
+    if (!cpu_has_rowb()) {
+        MESSAGE("lp rowb kernels skipped: the CPU lacks AVX-512 VNNI");
+        return;
+    }
+    sweep_kernels(false);
 }
 
 TEST_CASE("lp rowb: the adding kernels add every m, column tail and K tail to acc bitwise") {
@@ -271,26 +278,7 @@ TEST_CASE("lp rowb: the adding kernels add every m, column tail and K tail to ac
         MESSAGE("lp rowb kernels skipped: the CPU lacks AVX-512 VNNI");
         return;
     }
-    tu::rng r(20261205), start(7);
-    operands ops;
-    tu::fault_reporter fr;
-    const int64_t b_pads[] = {0, 1, 3, 17, 64, 5, 2};
-    const int64_t c_pads[] = {1, 0, 3, 9};
-    int64_t calls = 0, failed = 0;
-    for (int m = 1; m <= kRowbMaxM; ++m)
-        for (int n : kNs) {
-            if (n > rowb_max_n(m)) continue;
-            const kernel k = get_kernel(m, n, true);
-            for (int64_t K : kKs) {
-                const int v = int(calls++);
-                ops.place_a(r, m, K, v % 3);
-                ops.place_b(r, n, K, b_pads[(v / 2 + v) % 7], v % 2 == 0);
-                const std::string diff = run_one(k, ops, m, n, K, c_pads[v % 4], v % 3, fr, &start);
-                if (!diff.empty() && ++failed <= 10) FAIL_CHECK(diff);
-            }
-        }
-    CHECK_MESSAGE(failed == 0, failed, " of ", calls, " calls differ (the first 10 shown)");
-    MESSAGE(calls, " adding rowb kernel calls checked");
+    sweep_kernels(true);
 }
 
 TEST_CASE("lp rowb: int32 sums wrap modulo 2^32") {
