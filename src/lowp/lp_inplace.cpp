@@ -63,14 +63,17 @@ constexpr int64_t kRowbKBlock = 64;
 constexpr int64_t kRowbRowsPerL1Set = 16;
 constexpr int64_t kL1Sets = 64, kLineBytes = 64;
 
-// The K block for B rows ldb bytes apart (int8: elements are bytes).
+// The K block for B rows ldb bytes apart (int8: elements are bytes).  Row
+// k's set is floor(k * ldb / 64) mod 64, which only depends on ldb mod
+// 4096 (ldb itself may be near INT64_MAX: no k * ldb product).
 int64_t rowb_k_block(int64_t ldb) {
+    const int64_t stride = ldb % (kL1Sets * kLineBytes);
     int64_t kb = kRowbKBlock;
     for (; kb > kRowbRowsPerL1Set; kb -= 16) {
         int per_set[kL1Sets] = {};
         int worst = 0;
         for (int64_t k = 0; k < kb; ++k)
-            worst = std::max(worst, ++per_set[(k * ldb / kLineBytes) % kL1Sets]);
+            worst = std::max(worst, ++per_set[(k * stride / kLineBytes) % kL1Sets]);
         if (worst <= kRowbRowsPerL1Set) break;
     }
     return kb;
