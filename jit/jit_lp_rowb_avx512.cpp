@@ -82,10 +82,12 @@ void jit_lp_rowb_avx512::load_args() {
     mov(reg_b, ptr[reg_args + offsetof(lp_rowb_args, b)]);
     mov(reg_brs, ptr[reg_args + offsetof(lp_rowb_args, b_rs)]);
     lea(reg_brs3, ptr[reg_brs + reg_brs * 2]);
-    // reg_pf = b + kPrefetchRows * b_rs.
-    mov(reg_pf, reg_brs);
-    imul(reg_pf, reg_pf, kPrefetchRows);
-    add(reg_pf, reg_b);
+    if (bf16_) {  // int8 prefetches off reg_b (prefetch_group)
+        // reg_pf = b + kPrefetchRows * b_rs.
+        mov(reg_pf, reg_brs);
+        imul(reg_pf, reg_pf, kPrefetchRows);
+        add(reg_pf, reg_b);
+    }
     mov(reg_k, ptr[reg_args + offsetof(lp_rowb_args, k)]);
     shr(reg_k, group_ == 4 ? 2 : 1);  // full groups
 }
@@ -220,8 +222,7 @@ void jit_lp_rowb_avx512::advance() {
     if (m_ > 4) add(reg_a4, 4);
     if (m_ > 8) add(reg_a8, 4);
     if (group_ == 4) {
-        lea(reg_b, ptr[reg_b + reg_brs * 4]);
-        lea(reg_pf, ptr[reg_pf + reg_brs * 4]);
+        lea(reg_b, ptr[reg_b + reg_brs * 4]);  // int8: no reg_pf
     } else {
         lea(reg_b, ptr[reg_b + reg_brs * 2]);
         lea(reg_pf, ptr[reg_pf + reg_brs * 2]);

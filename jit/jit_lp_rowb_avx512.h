@@ -64,7 +64,7 @@ private:
     const Xbyak::Reg64 reg_b = r9;       // B(k, 0) of the current group
     const Xbyak::Reg64 reg_brs = r10;    // b_rs
     const Xbyak::Reg64 reg_brs3 = r11;   // 3 * b_rs
-    const Xbyak::Reg64 reg_pf = rax;     // B(k + kPrefetchRows, 0)
+    const Xbyak::Reg64 reg_pf = rax;     // bf16: B(k + kPrefetchRows, 0)
     const Xbyak::Reg64 reg_k = rcx;      // full groups left, then K % 4
     // More than 4 rows: A rows 4..7 and 8..11 (callee-saved, pushed).
     const Xbyak::Reg64 reg_a4 = r12;

@@ -238,6 +238,30 @@ TEST_CASE("lowp int8: full u8/s8 ranges, zero points and long K are exact") {
         }
 }
 
+TEST_CASE("lowp int8: row-major B in place, rows 4 KiB apart and not, matches oneDNN and the reference") {
+    // The in-place row-B walk (lp_inplace.cpp, VNNI caps; packed paths
+    // elsewhere): K in blocks of 64 rows, or 16 where B's rows are a
+    // multiple of 4 KiB apart; M up to 8 (9 rows with the row of ones that
+    // a B zero point or s8 A adds), chunks of up to 4 rows.
+    uint64_t seed = 900;
+    for (int sgn = 0; sgn < 2; ++sgn)
+        for (int64_t M : {1, 3, 4, 5, 8})
+            for (int64_t K : {15, 64, 65, 333})
+                for (int64_t ldb : {int64_t(0), int64_t(4096), int64_t(8192)}) {
+                    shape s;
+                    s.M = M;
+                    s.N = 70 + (seed % 3) * 61;
+                    s.K = K;
+                    s.pad_b = ldb ? ldb - s.N : 0;
+                    int8_params q;
+                    q.a_signed = sgn != 0;
+                    q.full_range = true;
+                    q.bo = seed % 2 ? -2 : 0;
+                    q.offsetc = 'F';
+                    run_int8(s, q, seed++);
+                }
+}
+
 TEST_CASE("lowp int8: saturation of the int32 result and K == 0, alpha == 0") {
     // C near INT32_MAX plus a large positive dot product saturates.
     {

@@ -172,16 +172,23 @@ struct setup_key {
     }
 };
 
+// The fields a setup key and the last-call record share: what a repeated
+// call must match besides its flags.
+template <class Record>
+void copy_shape(const backend &be, const sgemm_problem &p, Record *r) {
+    r->be = &be;
+    r->M = p.M;
+    r->N = p.N;
+    r->K = p.K;
+    r->lda = p.lda;
+    r->ldb = p.ldb;
+    r->ldc = p.ldc;
+    r->cache_epoch = cache::epoch();
+}
+
 setup_key make_key(const backend &be, const sgemm_problem &p) {
     setup_key k;
-    k.be = &be;
-    k.M = p.M;
-    k.N = p.N;
-    k.K = p.K;
-    k.lda = p.lda;
-    k.ldb = p.ldb;
-    k.ldc = p.ldc;
-    k.cache_epoch = cache::epoch();
+    copy_shape(be, p, &k);
     k.small = uint64_t(uint32_t(threads_for(p))) | uint64_t(p.transa) << 32 |
               uint64_t(p.transb) << 33 | uint64_t(p.packed_b != nullptr) << 34 |
               uint64_t(p.alpha == 1.0f) << 35 | uint64_t(classify_beta(p.beta)) << 36;
@@ -303,14 +310,7 @@ thread_local last_whole_refs t_last_refs;
 
 void remember_whole(const backend &b, const sgemm_problem &p, const ukernel_ref &k, int64_t bld) {
     last_whole_call &w = t_last_whole;
-    w.be = &b;
-    w.M = p.M;
-    w.N = p.N;
-    w.K = p.K;
-    w.lda = p.lda;
-    w.ldb = p.ldb;
-    w.ldc = p.ldc;
-    w.cache_epoch = cache::epoch();
+    copy_shape(b, p, &w);
     w.bits = last_whole_call::bits_of(p);
     w.streak = 0;
     w.b_ld = bld;

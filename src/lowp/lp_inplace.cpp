@@ -161,12 +161,7 @@ struct family {
     int width(int m) const { return widths[m]; }
 };
 
-// Rows of the chunk that starts at row r0.  int8 row-major B, whole K per
-// call (no longer taken by the JIT backend, see kRowbKBlock): the kernels'
-// cost is interleaving B's bytes, the same for 1, 2 or 3 rows, so an odd
-// row count starts with a 3-row chunk (128 columns) instead of ending
-// with a 1-row one (measured 3x4096x4096: 150-167 vs 100 GOP/s); 4 rows stay
-// 2 + 2 (192 columns: a 4-row kernel has 64 and loses, 112 vs 141).
+// Rows of the chunk that starts at row r0.
 int chunk_rows_at(const family &f, int64_t rows, int64_t r0) {
     if (f.k_block) {
         // The fewest chunks of <= 4 rows, as even as they go (9 rows: 3 +
@@ -174,7 +169,6 @@ int chunk_rows_at(const family &f, int64_t rows, int64_t r0) {
         const int64_t left = rows - r0, chunks = ceil_div(left, f.chunk_rows);
         return int(ceil_div(left, chunks));
     }
-    if (!f.transposed && !f.bf16 && !f.columns_outer && r0 == 0 && rows >= 3 && rows % 2 == 1) return 3;
     return int(std::min<int64_t>(f.chunk_rows, rows - r0));
 }
 
@@ -184,13 +178,12 @@ family family_for(const lp_backend &be, const lp_problem &p) {
     f.bf16 = p.kind == lp_kind::bf16;
     f.kind = p.kind;
     if (p.transb && be.dot_max_n(p.kind, 1) > 0) f.own_dot = &be;
-    // Dot kernels: 4 rows x 6..8 columns fill the 32 registers.  Row-B
-    // kernels: 2 rows x 192 columns stream B best (measured: 4 rows x 64
-    // columns touch 4 KiB pages of B four times as often per byte).
+    // Dot kernels: 4 rows x 6..8 columns fill the 32 registers.  bf16
+    // row-B kernels: 2 rows x 192 columns stream B best (measured: 4 rows x
+    // 64 columns touch 4 KiB pages of B four times as often per byte; int8
+    // row-major B takes its own plan below).
     f.chunk_rows = p.transb ? kDotMaxM : 2;
-    // int8 row-major B may start with a 3-row chunk (chunk_rows_at).
-    const int widest = !p.transb && !f.bf16 ? std::max(f.chunk_rows, 3) : f.chunk_rows;
-    for (int m = 1; m <= widest; ++m)
+    for (int m = 1; m <= f.chunk_rows; ++m)
         f.widths[m] = f.own_dot ? be.dot_max_n(p.kind, m)
                       : p.transb ? dot_max_n(m)
                       : f.bf16   ? rowb_max_n_bf16(m)
