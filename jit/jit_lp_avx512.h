@@ -34,6 +34,7 @@ private:
     void init_acc() override;
     void k_group(int u) override;
     void store_acc() override;
+    void prefetch_epilogue() override;
     // The fused epilogue (desc.epi_out != 0): finish and store each row.
     void store_fused();
     void load_dst_row0();  // rax = dst of the chunk's first row

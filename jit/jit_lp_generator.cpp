@@ -59,6 +59,7 @@ void jit_lp_generator::emit_chunk() {
     // acc pointers borrow two of them.
     if (d_.accumulate) load_acc_ptr();
     init_acc();
+    prefetch_epilogue();
     load_args();
     k_loop();
     load_acc_ptr();

@@ -33,6 +33,9 @@ protected:
     virtual void init_acc() = 0;     // zero, or load from acc via reg_c / reg_ldc
     virtual void k_group(int u) = 0; // multiply-accumulate k-group g + u
     virtual void store_acc() = 0;    // write the chunk's tile via reg_c / reg_ldc
+    // Called before the chunk's K loop with the A / B / K-loop registers
+    // (r8, r9, r11) free: lets a fused epilogue bring its operands in.
+    virtual void prefetch_epilogue() {}
 
     // Addresses, for k-group g + u of the current K-loop position:
     // A(row0_ + i, g + u), and B(g + u, .) + bytes.
