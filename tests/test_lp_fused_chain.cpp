@@ -235,6 +235,67 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     CHECK(bad == 0);
 }
 
+
+// bf16 output from the bf16 kernels stores with vcvtne2ps2bf16, which
+// flushes denormals, and screens the tile for them (falling back to the
+// exact rounding): one denormal anywhere in the tile -- every row, both
+// vectors -- must come out as the portable chain rounds it.  The tile is
+// zero accumulators + a residual of ones with the one denormal.
+int check_single_denormal(const lp_backend &be, int m, int nv, int row, int col, bool relu) {
+    lowp::chain_spec spec;
+    spec.kind = lp_kind::bf16;
+    spec.out = out_type::bf16;
+    spec.K = 2;
+    const int64_t ld = kNR;
+    post_op add_op;
+    add_op.is_binary = true;
+    add_op.binary = lowp::binary_alg::add;
+    add_op.ld = ld;
+    spec.ops.push_back(add_op);
+    if (relu) spec.ops.push_back(post_op{});  // relu
+    lowp::fused_chain fc;
+    REQUIRE(lowp::fuse_chain(spec, &fc));
+    lowp::lp_ukernel_ref fused;
+    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), lp_kind::bf16, m, nv, false, fc.out,
+                                          fc.flags, fc.ops),
+                   &fused) == anvil_success);
+    const int n = 16 * nv;
+    std::vector<uint8_t> a(size_t(m) * 4, 0), b(size_t(kNR) * 4, 0);
+    std::vector<float> acc(size_t(m) * kNR, 0.0f), res(size_t(m) * ld, 1.0f);
+    // 1..15 units of 2^-131: denormal in fp32, and not rounded to zero in
+    // bf16 (its denormals are multiples of 2^-133).
+    const float denormal = -float(1 + (row * 32 + col) % 15) * 0x1p-131f;
+    res[size_t(row * ld + col)] = relu ? -denormal : denormal;
+    std::vector<uint16_t> want(size_t(m) * ld, 0x5a5a), got(want);
+    const void *srcs[2] = {res.data(), nullptr};
+    lowp::pp_block blk;
+    blk.acc = acc.data();
+    blk.acc_ld = kNR;
+    blk.m = m;
+    blk.n = n;
+    blk.ops = spec.ops.data();
+    blk.nops = int(spec.ops.size());
+    blk.srcs = srcs;
+    blk.out = out_type::bf16;
+    blk.dst = reinterpret_cast<uint8_t *>(want.data());
+    blk.ldc_bytes = ld * 2;
+    lowp::pp_block_apply(blk);
+    lowp::lp_ukernel_args fa = lt::tile_args(a.data(), 4, b.data(), acc.data(), 1, m, n, false);
+    fa.dst = reinterpret_cast<uint8_t *>(got.data());
+    fa.dst_ld = ld * 2;
+    fa.binary = reinterpret_cast<const uint8_t *>(res.data());
+    fa.binary_ld = ld * 4;
+    fa.store_mask[0] = 0xffff;
+    fa.store_mask[1] = uint16_t(nv > 1 ? 0xffff : 0);
+    fused.fn(&fa);
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); ++i) bad += want[i] != got[i];
+    if (bad)
+        FAIL_CHECK("m=" << m << " nv=" << nv << " denormal at row " << row << " col " << col
+                        << (relu ? " (relu)" : "") << ": " << bad << " elements differ");
+    return bad;
+}
+
 }  // namespace
 
 TEST_SUITE("once") {
@@ -277,6 +338,23 @@ TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit 
             }
     }
     MESSAGE("fused chains checked: " << checked);
+}
+
+TEST_CASE("lp fused kernels: bf16 output finds a denormal in any row and column of the tile") {
+    const lp_backend *be = lowp::jit_avx512_lp_backend();
+    if (!be || !be->supports(lp_kind::bf16)) {
+        MESSAGE("no AVX-512 bf16 lp kernels here: nothing to check");
+        return;
+    }
+    int bad = 0;
+    for (int m = 1; m <= lowp::kMR; ++m)
+        for (int nv = 1; nv <= 2; ++nv)
+            for (int row = 0; row < m; ++row)
+                for (int col : {0, 9, 15, 16, 26, 31}) {
+                    if (col >= 16 * nv) continue;
+                    for (bool relu : {false, true}) bad += check_single_denormal(*be, m, nv, row, col, relu);
+                }
+    CHECK(bad == 0);
 }
 
 }  // TEST_SUITE
