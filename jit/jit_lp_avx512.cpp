@@ -131,15 +131,7 @@ void jit_lp_avx512::prefetch_epilogue() {
     const Reg64 row = r8, ld = r9, tmp = r11;
     mov(row, ptr[reg_args + offsetof(lp_ukernel_args, binary)]);
     mov(ld, ptr[reg_args + offsetof(lp_ukernel_args, binary_ld)]);
-    if (row0_) {
-        imul(tmp, ld, row0_);
-        add(row, tmp);
-    }
-    if (row_loop_) {
-        mov(tmp, reg_tile_row);
-        imul(tmp, ld);
-        add(row, tmp);
-    }
+    to_chunk_row(row, ld, tmp);
     const int bytes = d_.nv * kLanes * (residual == lowp::EPI_ADD_F32 ? 4 : 2);
     for (int i = 0; i < rows_; ++i) {
         for (int off = 0; off < bytes; off += kLineBytes) prefetcht1(ptr[row + off]);
@@ -148,19 +140,25 @@ void jit_lp_avx512::prefetch_epilogue() {
     }
 }
 
+// p += ld * (the chunk's first row in the kernel's rows, plus the current
+// row tile's first row when the kernel walks row tiles); tmp is clobbered.
+void jit_lp_avx512::to_chunk_row(const Reg64 &p, const Reg64 &ld, const Reg64 &tmp) {
+    if (row0_) {
+        imul(tmp, ld, row0_);
+        add(p, tmp);
+    }
+    if (row_loop_) {
+        mov(tmp, reg_tile_row);
+        imul(tmp, ld);
+        add(p, tmp);
+    }
+}
+
 // rax = the dst row of the chunk's first row (r11 is clobbered).
 void jit_lp_avx512::load_dst_row0() {
     using lowp::lp_ukernel_args;
     mov(rax, ptr[reg_args + offsetof(lp_ukernel_args, dst)]);
-    if (row0_) {
-        imul(r11, r10, row0_);
-        add(rax, r11);
-    }
-    if (row_loop_) {
-        mov(r11, reg_tile_row);
-        imul(r11, r10);
-        add(rax, r11);
-    }
+    to_chunk_row(rax, r10, r11);
 }
 
 void jit_lp_avx512::store_fused() {
@@ -171,15 +169,7 @@ void jit_lp_avx512::store_fused() {
     if (d_.epi_ops & lowp::EPI_ADD_MASK) {
         mov(r8, ptr[reg_args + offsetof(lp_ukernel_args, binary)]);
         mov(r9, ptr[reg_args + offsetof(lp_ukernel_args, binary_ld)]);
-        if (row0_) {
-            imul(r11, r9, row0_);  // before r11 holds colsum
-            add(r8, r11);
-        }
-        if (row_loop_) {
-            mov(r11, reg_tile_row);
-            imul(r11, r9);
-            add(r8, r11);
-        }
+        to_chunk_row(r8, r9, r11);  // before r11 holds colsum
     }
     if (f & lowp::EPI_COMP) mov(r11, ptr[reg_args + offsetof(lp_ukernel_args, colsum)]);
     if (f & (lowp::EPI_SCALE_1 | lowp::EPI_SCALE_N))

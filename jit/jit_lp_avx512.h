@@ -38,6 +38,7 @@ private:
     // The fused epilogue (desc.epi_out != 0): finish and store each row.
     void store_fused();
     void load_dst_row0();  // rax = dst of the chunk's first row
+    void to_chunk_row(const Xbyak::Reg64 &p, const Xbyak::Reg64 &ld, const Xbyak::Reg64 &tmp);
     bool fast_bf16_store() const;
     void store_rows_bf16_fast();
     void finish_vec(const Xbyak::Zmm &v, int j);  // the whole chain on one vector
