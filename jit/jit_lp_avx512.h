@@ -40,6 +40,7 @@ private:
     void load_dst_row0();  // rax = dst of the chunk's first row
     void to_chunk_row(const Xbyak::Reg64 &p, const Xbyak::Reg64 &ld, const Xbyak::Reg64 &tmp);
     bool fast_bf16_store() const;
+    bool fast_store_screens_rows() const;  // whether the chain can make denormals
     void store_rows_bf16_fast();
     void finish_vec(const Xbyak::Zmm &v, int j);  // the whole chain on one vector
     void finish_pre(const Xbyak::Zmm &v, int j);   // ... up to the transcendental op

@@ -296,6 +296,76 @@ int check_single_denormal(const lp_backend &be, int m, int nv, int row, int col,
     return bad;
 }
 
+// bf16 output whose chain has no step that can make a denormal (none,
+// relu, clip): the kernels leave the per-vector denormal screen out
+// (vdpbf16ps never leaves a denormal in an accumulator) and screen only
+// clip's bounds.  Bounds that are denormal themselves must still come out
+// exact; the rest is compared with the portable chain as everywhere.
+int check_unscreened(const lp_backend &be, int m, int nv, int op, tu::rng &r) {
+    lowp::chain_spec spec;
+    spec.kind = lp_kind::bf16;
+    spec.out = out_type::bf16;
+    spec.K = 8;
+    post_op elt;
+    if (op == 1) spec.ops.push_back(elt);  // relu
+    if (op >= 2) {
+        elt.eltwise = lowp::eltwise_alg::clip;
+        // 2: relu6; 3: bounds that are denormal (1..15 units of 2^-131,
+        // which bf16 keeps), so most outputs are one of them.
+        elt.alpha = op == 2 ? 0.0f : -float(r.ival(1, 15)) * 0x1p-131f;
+        elt.beta = op == 2 ? 6.0f : float(r.ival(1, 15)) * 0x1p-131f;
+        spec.ops.push_back(elt);
+    }
+    lowp::fused_chain fc;
+    REQUIRE(lowp::fuse_chain(spec, &fc));
+    lowp::lp_ukernel_ref fused;
+    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), lp_kind::bf16, m, nv, false, fc.out,
+                                          fc.flags, fc.ops),
+                   &fused) == anvil_success);
+    const int n = 16 * nv - int(r.ival(0, 3));
+    const int kg = 4;
+    std::vector<uint16_t> a(size_t(m) * kg * 2), b(size_t(kg) * kNR * 2);
+    for (auto &x : a) x = lowp::f32_to_bf16(float(r.ival(-4, 4)));
+    for (auto &x : b) x = lowp::f32_to_bf16(float(r.ival(-4, 4)) * 0.25f);
+    std::vector<float> acc(size_t(m) * kNR, 0.0f);
+    lowp::lp_ukernel_args pa = lt::tile_args(reinterpret_cast<const uint8_t *>(a.data()), kg * 4,
+                                             reinterpret_cast<const uint8_t *>(b.data()),
+                                             acc.data(), kg, m, n, false);
+    lowp::lp_ukernel_ref plain;
+    REQUIRE(be.get(lowp::make_lp_desc(uint8_t(be.tier()), lp_kind::bf16, m, nv, false), &plain) ==
+            anvil_success);
+    plain.fn(&pa);
+    const int64_t ld = kNR + 1;
+    std::vector<uint16_t> want(size_t(m) * ld, 0x5a5a), got(want);
+    lowp::pp_block blk;
+    blk.acc = acc.data();
+    blk.acc_ld = kNR;
+    blk.m = m;
+    blk.n = n;
+    blk.ops = spec.ops.data();
+    blk.nops = int(spec.ops.size());
+    blk.out = out_type::bf16;
+    blk.dst = reinterpret_cast<uint8_t *>(want.data());
+    blk.ldc_bytes = ld * 2;
+    lowp::pp_block_apply(blk);
+    std::vector<float> acc2(acc.size(), 0.0f);
+    lowp::lp_ukernel_args fa = pa;
+    fa.acc = acc2.data();
+    fa.dst = reinterpret_cast<uint8_t *>(got.data());
+    fa.dst_ld = ld * 2;
+    fa.alpha = elt.alpha;
+    fa.beta = elt.beta;
+    fa.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
+    fa.store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
+    fused.fn(&fa);
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); ++i) bad += want[i] != got[i];
+    if (bad)
+        FAIL_CHECK("m=" << m << " nv=" << nv << " n=" << n << " op=" << op << ": " << bad
+                        << " elements differ");
+    return bad;
+}
+
 }  // namespace
 
 TEST_SUITE("once") {
@@ -338,6 +408,20 @@ TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit 
             }
     }
     MESSAGE("fused chains checked: " << checked);
+}
+
+TEST_CASE("lp fused kernels: bf16 output without a step that makes denormals (none, relu, clip)") {
+    const lp_backend *be = lowp::jit_avx512_lp_backend();
+    if (!be || !be->supports(lp_kind::bf16)) {
+        MESSAGE("no AVX-512 bf16 lp kernels here: nothing to check");
+        return;
+    }
+    tu::rng r(20261206);
+    int bad = 0;
+    for (int m = 1; m <= lowp::kMR; ++m)
+        for (int nv = 1; nv <= 2; ++nv)
+            for (int op = 0; op < 4; ++op) bad += check_unscreened(*be, m, nv, op, r);
+    CHECK(bad == 0);
 }
 
 TEST_CASE("lp fused kernels: bf16 output finds a denormal in any row and column of the tile") {
