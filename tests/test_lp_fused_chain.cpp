@@ -236,6 +236,44 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
 }
 
 
+// The fused bf16 kernel (bf16 output, no bias) for a chain that fits.
+lowp::lp_ukernel_ref fused_bf16_kernel(const lp_backend &be, const lowp::chain_spec &spec, int m,
+                                       int nv) {
+    lowp::fused_chain fc;
+    REQUIRE(lowp::fuse_chain(spec, &fc));
+    lowp::lp_ukernel_ref fused;
+    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), lp_kind::bf16, m, nv, false, fc.out,
+                                          fc.flags, fc.ops),
+                   &fused) == anvil_success);
+    return fused;
+}
+
+// The portable chain's bf16 output of an m x n fp32 tile (acc, row stride
+// kNR) in an m x ld buffer whose other elements hold a sentinel.
+std::vector<uint16_t> bf16_reference(const lowp::chain_spec &spec, const float *acc, int m, int n,
+                                     int64_t ld, const void *const *srcs) {
+    std::vector<uint16_t> want(size_t(m) * size_t(ld), 0x5a5a);
+    lowp::pp_block blk;
+    blk.acc = acc;
+    blk.acc_ld = kNR;
+    blk.m = m;
+    blk.n = n;
+    blk.ops = spec.ops.data();
+    blk.nops = int(spec.ops.size());
+    blk.srcs = srcs;
+    blk.out = out_type::bf16;
+    blk.dst = reinterpret_cast<uint8_t *>(want.data());
+    blk.ldc_bytes = ld * 2;
+    lowp::pp_block_apply(blk);
+    return want;
+}
+
+int count_diffs(const std::vector<uint16_t> &want, const std::vector<uint16_t> &got) {
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); ++i) bad += want[i] != got[i];
+    return bad;
+}
+
 // bf16 output from the bf16 kernels stores with vcvtne2ps2bf16, which
 // flushes denormals, and screens the tile for them (falling back to the
 // exact rounding): one denormal anywhere in the tile -- every row, both
@@ -253,12 +291,7 @@ int check_single_denormal(const lp_backend &be, int m, int nv, int row, int col,
     add_op.ld = ld;
     spec.ops.push_back(add_op);
     if (relu) spec.ops.push_back(post_op{});  // relu
-    lowp::fused_chain fc;
-    REQUIRE(lowp::fuse_chain(spec, &fc));
-    lowp::lp_ukernel_ref fused;
-    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), lp_kind::bf16, m, nv, false, fc.out,
-                                          fc.flags, fc.ops),
-                   &fused) == anvil_success);
+    const lowp::lp_ukernel_ref fused = fused_bf16_kernel(be, spec, m, nv);
     const int n = 16 * nv;
     std::vector<uint8_t> a(size_t(m) * 4, 0), b(size_t(kNR) * 4, 0);
     std::vector<float> acc(size_t(m) * kNR, 0.0f), res(size_t(m) * ld, 1.0f);
@@ -266,20 +299,9 @@ int check_single_denormal(const lp_backend &be, int m, int nv, int row, int col,
     // bf16 (its denormals are multiples of 2^-133).
     const float denormal = -float(1 + (row * 32 + col) % 15) * 0x1p-131f;
     res[size_t(row * ld + col)] = relu ? -denormal : denormal;
-    std::vector<uint16_t> want(size_t(m) * ld, 0x5a5a), got(want);
     const void *srcs[2] = {res.data(), nullptr};
-    lowp::pp_block blk;
-    blk.acc = acc.data();
-    blk.acc_ld = kNR;
-    blk.m = m;
-    blk.n = n;
-    blk.ops = spec.ops.data();
-    blk.nops = int(spec.ops.size());
-    blk.srcs = srcs;
-    blk.out = out_type::bf16;
-    blk.dst = reinterpret_cast<uint8_t *>(want.data());
-    blk.ldc_bytes = ld * 2;
-    lowp::pp_block_apply(blk);
+    const std::vector<uint16_t> want = bf16_reference(spec, acc.data(), m, n, ld, srcs);
+    std::vector<uint16_t> got(want.size(), 0x5a5a);
     lowp::lp_ukernel_args fa = lt::tile_args(a.data(), 4, b.data(), acc.data(), 1, m, n, false);
     fa.dst = reinterpret_cast<uint8_t *>(got.data());
     fa.dst_ld = ld * 2;
@@ -288,8 +310,7 @@ int check_single_denormal(const lp_backend &be, int m, int nv, int row, int col,
     fa.store_mask[0] = 0xffff;
     fa.store_mask[1] = uint16_t(nv > 1 ? 0xffff : 0);
     fused.fn(&fa);
-    int bad = 0;
-    for (size_t i = 0; i < want.size(); ++i) bad += want[i] != got[i];
+    const int bad = count_diffs(want, got);
     if (bad)
         FAIL_CHECK("m=" << m << " nv=" << nv << " denormal at row " << row << " col " << col
                         << (relu ? " (relu)" : "") << ": " << bad << " elements differ");
@@ -316,12 +337,7 @@ int check_unscreened(const lp_backend &be, int m, int nv, int op, tu::rng &r) {
         elt.beta = op == 2 ? 6.0f : float(r.ival(1, 15)) * 0x1p-131f;
         spec.ops.push_back(elt);
     }
-    lowp::fused_chain fc;
-    REQUIRE(lowp::fuse_chain(spec, &fc));
-    lowp::lp_ukernel_ref fused;
-    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), lp_kind::bf16, m, nv, false, fc.out,
-                                          fc.flags, fc.ops),
-                   &fused) == anvil_success);
+    const lowp::lp_ukernel_ref fused = fused_bf16_kernel(be, spec, m, nv);
     const int n = 16 * nv - int(r.ival(0, 3));
     const int kg = 4;
     std::vector<uint16_t> a(size_t(m) * kg * 2), b(size_t(kg) * kNR * 2);
@@ -336,18 +352,8 @@ int check_unscreened(const lp_backend &be, int m, int nv, int op, tu::rng &r) {
             anvil_success);
     plain.fn(&pa);
     const int64_t ld = kNR + 1;
-    std::vector<uint16_t> want(size_t(m) * ld, 0x5a5a), got(want);
-    lowp::pp_block blk;
-    blk.acc = acc.data();
-    blk.acc_ld = kNR;
-    blk.m = m;
-    blk.n = n;
-    blk.ops = spec.ops.data();
-    blk.nops = int(spec.ops.size());
-    blk.out = out_type::bf16;
-    blk.dst = reinterpret_cast<uint8_t *>(want.data());
-    blk.ldc_bytes = ld * 2;
-    lowp::pp_block_apply(blk);
+    const std::vector<uint16_t> want = bf16_reference(spec, acc.data(), m, n, ld, nullptr);
+    std::vector<uint16_t> got(want.size(), 0x5a5a);
     std::vector<float> acc2(acc.size(), 0.0f);
     lowp::lp_ukernel_args fa = pa;
     fa.acc = acc2.data();
@@ -358,8 +364,7 @@ int check_unscreened(const lp_backend &be, int m, int nv, int op, tu::rng &r) {
     fa.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
     fa.store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
     fused.fn(&fa);
-    int bad = 0;
-    for (size_t i = 0; i < want.size(); ++i) bad += want[i] != got[i];
+    const int bad = count_diffs(want, got);
     if (bad)
         FAIL_CHECK("m=" << m << " nv=" << nv << " n=" << n << " op=" << op << ": " << bad
                         << " elements differ");
