@@ -228,8 +228,10 @@ void jit_lp_avx512::store_fused() {
 // compared once at the end.
 //
 // Only steps of the chain can make a denormal: vdpbf16ps flushes denormal
-// results to zero (the accumulators after the K loop never hold one:
-// checked on Zen 5, as the SDM says), relu gives x or +0, and clip gives
+// results to zero, and every accumulator goes through at least one of them
+// in this kernel (kg >= 1), whatever an accumulating kernel loaded, so
+// none holds a denormal after the K loop (checked on Zen 5, as the SDM
+// says); relu gives x or +0, and clip gives
 // x or one of its bounds.  So without scales, bias, a residual add,
 // leaky_relu or a zero point the per-vector screen is left out and only
 // clip's two bounds are screened, once per tile: with K = 16 (1x1
@@ -257,10 +259,12 @@ void jit_lp_avx512::store_rows_bf16_fast() {
     const Zmm packed = z_t1, two(29);
     const Zmm runs[3] = {z_t2, Zmm(30), Zmm(31)};
     const Zmm row_screen[2] = {z_t1, z_t3};
-    mov(r11d, 2);
-    vpbroadcastd(two, r11d);
     const bool screen_rows = fast_store_screens_rows();
-    for (const Zmm &r : runs) vpternlogd(r, r, r, 0xff);  // all ones: nothing seen yet
+    if (screen_rows || is_clip()) {
+        mov(r11d, 2);
+        vpbroadcastd(two, r11d);
+        for (const Zmm &r : runs) vpternlogd(r, r, r, 0xff);  // all ones: nothing seen yet
+    }
     if (is_clip()) {  // its bounds (in z_zero / z_alpha) may be stored as they are
         for (const Zmm &bound : {z_zero, z_alpha}) {
             vpaddd(row_screen[1], bound, bound);
