@@ -48,6 +48,8 @@ private:
     std::optional<exact_eltwise> elt_op() const;
     void add_residual(const Xbyak::Zmm &v, int j);
     void store_converted(const Xbyak::Zmm &v, int j);
+    int dst_elem_bytes() const;
+    void prefetch_rows_l2(size_t ptr_field, size_t ld_field, int bytes);
     Xbyak::Label consts_;  // broadcast constants of the conversions, after the code
     Xbyak::Label elt_consts_;  // those of the transcendental eltwise ops
 

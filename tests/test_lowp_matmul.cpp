@@ -397,25 +397,36 @@ TEST_CASE("lowp matmul: weights zero point, reference only") {
 
 namespace {
 
-TEST_CASE("lowp matmul: s32 output of a bare int8 product is exact beyond 2^24") {
+// One bare int8 -> s32 matmul (no scale, bias or post-op) against an exact
+// int64 reference; values near the ends of the ranges make dot products
+// beyond 2^24, which a path through fp32 would round.  ldc > N: nothing
+// between the rows is written.
+void check_bare_s32(anvil_data_type_t a_dt, int64_t M, int64_t N, int32_t azp, int32_t czp,
+                    uint64_t seed) {
+    CAPTURE(a_dt);
+    CAPTURE(M);
+    CAPTURE(N);
+    CAPTURE(azp);
+    CAPTURE(czp);
     anvil_matmul_desc_t d{};
-    d.a_dt = anvil_dt_u8;
+    d.a_dt = a_dt;
     d.b_dt = anvil_dt_s8;
     d.c_dt = anvil_dt_s32;
     d.transa = 'N';
     d.transb = 'N';
-    d.M = 3;
-    d.N = 20;
-    d.K = 4099;
+    d.M = M;
+    d.N = N;
+    d.K = 4099;  // several K blocks of prepacked weights, and a K tail
     d.lda = d.K;
     d.ldb = d.N;
-    d.ldc = d.N;
-    d.a_zero_point = 1;
-    d.c_zero_point = 5;
-    tu::rng r(9);
+    d.ldc = d.N + 3;
+    d.a_zero_point = azp;
+    d.c_zero_point = czp;
+    tu::rng r(seed);
+    const bool s8 = a_dt == anvil_dt_s8;
     std::vector<uint8_t> A(size_t(d.M * d.K));
     std::vector<int8_t> B(size_t(d.K * d.N));
-    for (auto &v : A) v = uint8_t(r.ival(250, 255));
+    for (auto &v : A) v = s8 ? uint8_t(int8_t(-r.ival(120, 128))) : uint8_t(r.ival(250, 255));
     for (auto &v : B) v = int8_t(r.ival(120, 127) * (r.ival(0, 9) == 0 ? -1 : 1));
     anvil_matmul_t h = nullptr;
     REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
@@ -423,19 +434,42 @@ TEST_CASE("lowp matmul: s32 output of a bare int8 product is exact beyond 2^24")
     REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
     std::vector<uint32_t> packed(bytes / 4 + 1);
     REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
-    std::vector<int32_t> C(size_t(d.M * d.N));
+    const int32_t kSentinel = 0x5a5a5a5a;
+    std::vector<int32_t> C(size_t(d.M * d.ldc), kSentinel);
     REQUIRE(anvil_matmul_execute(h, A.data(), packed.data(), C.data(), nullptr) == anvil_success);
     anvil_matmul_destroy(h);
-    int64_t bad = 0, big = 0;
-    for (int64_t i = 0; i < d.M; ++i)
+    int64_t bad = 0, big = 0, touched = 0;
+    for (int64_t i = 0; i < d.M; ++i) {
         for (int64_t j = 0; j < d.N; ++j) {
             int64_t dot = 0;
-            for (int64_t k = 0; k < d.K; ++k) dot += (int64_t(A[size_t(i * d.K + k)]) - 1) * B[size_t(k * d.N + j)];
+            for (int64_t k = 0; k < d.K; ++k) {
+                const uint8_t a = A[size_t(i * d.K + k)];
+                dot += ((s8 ? int64_t(int8_t(a)) : int64_t(a)) - azp) * B[size_t(k * d.N + j)];
+            }
             big += std::abs(dot) > (1 << 24);
-            bad += C[size_t(i * d.N + j)] != dot + 5;
+            bad += C[size_t(i * d.ldc + j)] != dot + czp;
         }
+        for (int64_t j = d.N; j < d.ldc; ++j) touched += C[size_t(i * d.ldc + j)] != kSentinel;
+    }
     CHECK(big > 0);
     CHECK(bad == 0);
+    CHECK(touched == 0);
+}
+
+// Without a dst zero point (and with a zero weights zero point) the kernels
+// store the int32 result themselves, the column sums' compensation of the
+// source zero point (and of s8 sources' +128 shift) included; with one,
+// the accumulator block goes through the epilogue.  Both exact.
+TEST_CASE("lowp matmul: s32 output of a bare int8 product is exact beyond 2^24") {
+    uint64_t seed = 9;
+    for (int64_t M : {3, 29})
+        for (int64_t N : {20, 45}) {
+            check_bare_s32(anvil_dt_u8, M, N, 1, 5, seed++);
+            check_bare_s32(anvil_dt_u8, M, N, 0, 0, seed++);
+            check_bare_s32(anvil_dt_u8, M, N, 1, 0, seed++);
+            check_bare_s32(anvil_dt_s8, M, N, 0, 0, seed++);
+            check_bare_s32(anvil_dt_s8, M, N, -2, 0, seed++);
+        }
 }
 
 }  // namespace

@@ -29,7 +29,17 @@ chain_epilogue::chain_epilogue(const chain_spec &spec, void *C, int64_t ldc,
         needs_colsum = (spec.ao + spec.a_shift) != 0;
     }
     fused_chain fc;
-    if (!exact_s32_ && fuse_chain(spec, &fc)) {
+    if (exact_s32_ && spec.bo == 0 && spec.c_zero_point == 0.0f) {
+        // The bare product in int32: the kernels' EPI_S32 store subtracts
+        // (ao + a_shift) * colsum[j] with the same wrapping arithmetic as
+        // apply() (bo = 0: no row term), so C is written from the registers
+        // instead of through the accumulator block (a whole extra pass over
+        // C: 7% of a 1024^3 int8 matmul's profile on Zen 5).
+        fusable_ = true;
+        fused_out_ = EPI_S32;
+        fused_flags_ = needs_colsum ? EPI_COMP : 0;
+        fused_ops_ = EPI_ADD_NONE;
+    } else if (!exact_s32_ && fuse_chain(spec, &fc)) {
         fusable_ = true;
         fused_out_ = fc.out;
         fused_flags_ = uint8_t(fc.flags | (bias_ ? EPI_BIAS : 0));
