@@ -137,8 +137,16 @@ const Opmask k_tmp(3);
 void jit_lp_avx512::prefetch_epilogue() {
     using lowp::lp_ukernel_args;
     if (d_.epi_out == lowp::EPI_NONE) return;
+    // Only before a K loop long enough to hide a miss: a short one (a 1x1
+    // convolution over 32 channels) would meet the store before the line
+    // arrived, and its rows are usually adjacent anyway (a stream the
+    // hardware prefetchers follow): there the prefetches cost 2-8%.
+    Label no_dst_prefetch;
+    cmp(qword[reg_args + offsetof(lp_ukernel_args, kg)], kDstPrefetchMinGroups);
+    jl(no_dst_prefetch, T_NEAR);
     prefetch_rows_l2(offsetof(lp_ukernel_args, dst), offsetof(lp_ukernel_args, dst_ld),
                      d_.nv * kLanes * dst_elem_bytes());
+    L(no_dst_prefetch);
     const int residual = d_.epi_ops & lowp::EPI_ADD_MASK;
     if (residual)
         prefetch_rows_l2(offsetof(lp_ukernel_args, binary), offsetof(lp_ukernel_args, binary_ld),

@@ -21,6 +21,9 @@ public:
     static constexpr int kUnrollK = 4;          // k-groups per main-loop iteration
     static constexpr int kPrefetchGroups = 8;   // own-B prefetch distance, in k-groups
     static constexpr int kLineBytes = 64;       // one prefetch per cache line
+    // K loops shorter than this (k-groups) skip the destination prefetch:
+    // 64 groups of a 12-row tile are ~800 cycles, a miss to memory.
+    static constexpr int kDstPrefetchMinGroups = 64;
 
 protected:
     explicit jit_lp_generator(const lowp::lp_ukernel_desc &d) : d_(d) {}
