@@ -1,4 +1,5 @@
-// Strided batches (anvil_sgemm_batch_strided, anvil_gemm_bf16bf16f32_batch_strided):
+// Strided batches (anvil_sgemm_batch_strided, anvil_gemm_bf16bf16f32_batch_strided,
+// anvil_gemm_u8s8s32 / s8s8s32_batch_strided):
 // every item equals the single call on it bit for bit and the exact
 // reference, for both batch layouts of C (one after another, side by side
 // in each row), shared A or B (stride 0), transposes, padded leading dims,
@@ -6,6 +7,8 @@
 // agrees; bad strides and sizes give a status and write nothing.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -233,6 +236,118 @@ TEST_CASE("gemm batch: bf16 items equal the single call and the exact reference"
     }
 }
 
+namespace {
+
+// The int8 batches' operands: A (u8, or s8 with a_signed) and B (s8) over
+// their whole ranges, C0 small integers (a sentinel where beta == 0, which
+// must not read it); the offsets per case.
+struct int8_batch {
+    bool a_signed = false;
+    char offsetc = 'F';
+    int32_t ao = 0, bo = 0;
+    std::vector<uint8_t> A;
+    std::vector<int8_t> B;
+    std::vector<int32_t> C0, co;
+};
+
+int8_batch make_int8(const batch_case &c, bool a_signed, int variant, uint64_t seed) {
+    tu::rng r(seed);
+    int8_batch d;
+    d.a_signed = a_signed;
+    d.offsetc = "FCR"[variant % 3];
+    d.ao = variant % 2 ? (a_signed ? -3 : 5) : 0;
+    d.bo = variant % 4 == 1 ? -2 : 0;
+    d.A.resize(size_t(c.a_size()));
+    d.B.resize(size_t(c.b_size()));
+    d.C0.resize(size_t(c.c_size()));
+    for (auto &v : d.A) v = uint8_t(r.ival(0, 255));
+    for (auto &v : d.B) v = int8_t(r.ival(-128, 127));
+    for (auto &v : d.C0) v = c.beta == 0.0f ? 0x5a5a5a5a : int32_t(r.ival(-1000, 1000));
+    d.co.resize(size_t(std::max(c.M, c.N)));
+    for (auto &v : d.co) v = variant % 5 == 0 ? 0 : int32_t(r.ival(-50, 50));
+    return d;
+}
+
+// The exact value of item b at (i, j): alpha * dot + co (+ beta * C0) in
+// double, as the API documents (dot < 2^24 here: every step is exact but
+// beta * C0's product, computed the same way), rounded to nearest-even.
+int32_t int8_reference(const batch_case &c, const int8_batch &d, int64_t b, int64_t i,
+                       int64_t j) {
+    const uint8_t *a = d.A.data() + b * c.stride_a();
+    const int8_t *bb = d.B.data() + b * c.stride_b();
+    int64_t dot = 0;
+    for (int64_t k = 0; k < c.K; ++k) {
+        const uint8_t av = c.ta == 'T' ? a[k * c.lda() + i] : a[i * c.lda() + k];
+        const int64_t x = d.a_signed ? int64_t(int8_t(av)) : int64_t(av);
+        const int64_t y = c.tb == 'T' ? bb[j * c.ldb() + k] : bb[k * c.ldb() + j];
+        dot += (x - d.ao) * (y - d.bo);
+    }
+    const int32_t off = d.offsetc == 'F' ? d.co[0] : d.offsetc == 'C' ? d.co[size_t(i)] : d.co[size_t(j)];
+    double v = double(c.alpha) * double(dot) + double(off);
+    if (c.beta != 0.0f) v += double(c.beta) * double(d.C0[size_t(b * c.stride_c() + i * c.ldc() + j)]);
+    return int32_t(std::nearbyint(v));
+}
+
+anvil_status_t run_int8(const batch_case &c, const int8_batch &d, int32_t *C) {
+    if (d.a_signed)
+        return anvil_gemm_s8s8s32_batch_strided(
+            c.ta, c.tb, d.offsetc, c.M, c.N, c.K, c.alpha,
+            reinterpret_cast<const int8_t *>(d.A.data()), c.lda(), c.stride_a(), int8_t(d.ao),
+            d.B.data(), c.ldb(), c.stride_b(), int8_t(d.bo), c.beta, C, c.ldc(), c.stride_c(),
+            d.co.data(), c.batch);
+    return anvil_gemm_u8s8s32_batch_strided(c.ta, c.tb, d.offsetc, c.M, c.N, c.K, c.alpha,
+                                            d.A.data(), c.lda(), c.stride_a(), uint8_t(d.ao),
+                                            d.B.data(), c.ldb(), c.stride_b(), int8_t(d.bo),
+                                            c.beta, C, c.ldc(), c.stride_c(), d.co.data(),
+                                            c.batch);
+}
+
+anvil_status_t run_int8_single(const batch_case &c, const int8_batch &d, int64_t b, int32_t *Cb) {
+    const uint8_t *a = d.A.data() + b * c.stride_a();
+    const int8_t *bb = d.B.data() + b * c.stride_b();
+    if (d.a_signed)
+        return anvil_gemm_s8s8s32(c.ta, c.tb, d.offsetc, c.M, c.N, c.K, c.alpha,
+                                  reinterpret_cast<const int8_t *>(a), c.lda(), int8_t(d.ao), bb,
+                                  c.ldb(), int8_t(d.bo), c.beta, Cb, c.ldc(), d.co.data());
+    return anvil_gemm_u8s8s32(c.ta, c.tb, d.offsetc, c.M, c.N, c.K, c.alpha, a, c.lda(),
+                              uint8_t(d.ao), bb, c.ldb(), int8_t(d.bo), c.beta, Cb, c.ldc(),
+                              d.co.data());
+}
+
+}  // namespace
+
+// Every offset kind, source and weights zero points, alpha / beta on the
+// integer and the double path; items against the single call (bitwise) and
+// the exact reference; nothing between the items is written.
+TEST_CASE("gemm batch: int8 items equal the single call and the exact reference") {
+    uint64_t seed = 271;
+    int variant = 0;
+    for (const batch_case &c : cases())
+        for (bool a_signed : {false, true}) {
+            const int8_batch d = make_int8(c, a_signed, variant++, seed++);
+            INFO(c.str() << (a_signed ? " s8s8s32" : " u8s8s32") << " offsetc " << d.offsetc
+                         << " ao " << d.ao << " bo " << d.bo);
+            std::vector<int32_t> C = d.C0, Cs = d.C0;
+            REQUIRE(run_int8(c, d, C.data()) == anvil_success);
+            int64_t wrong = 0, unlike_single = 0, gaps = 0;
+            std::vector<char> inside(C.size(), 0);
+            for (int64_t b = 0; b < c.batch; ++b) {
+                REQUIRE(run_int8_single(c, d, b, Cs.data() + b * c.stride_c()) == anvil_success);
+                for (int64_t i = 0; i < c.M; ++i)
+                    for (int64_t j = 0; j < c.N; ++j) {
+                        const size_t at = size_t(b * c.stride_c() + i * c.ldc() + j);
+                        inside[at] = 1;
+                        wrong += C[at] != int8_reference(c, d, b, i, j);
+                        unlike_single += C[at] != Cs[at];
+                    }
+            }
+            for (size_t e = 0; e < C.size(); ++e) gaps += !inside[e] && C[e] != d.C0[e];
+            CHECK(wrong == 0);
+            CHECK(unlike_single == 0);
+            CHECK(gaps == 0);
+        }
+}
+
 TEST_CASE("gemm batch: bitwise identical for 1 and 2 threads and a caller pool") {
     // Random fractions (rounding differs with any change of summation
     // order) on batches that run side by side and one after another.
@@ -274,6 +389,10 @@ TEST_CASE("gemm batch: bad arguments give a status and write nothing") {
     const int64_t M = 4, N = 5, K = 3, batch = 3;
     std::vector<float> A(1000, 1.0f), B(1000, 1.0f), C(1000, 7.0f);
     std::vector<uint16_t> Ab(1000, 0x3f80), Bb(1000, 0x3f80);
+    std::vector<uint8_t> A8(1000, 1);
+    std::vector<int8_t> B8(1000, 1);
+    std::vector<int32_t> C32(1000, 7);
+    const int32_t co = 0;
     struct bad {
         const char *what;
         int64_t sa, sb, sc, ldc, batch;
@@ -298,7 +417,22 @@ TEST_CASE("gemm batch: bad arguments give a status and write nothing") {
         CHECK(anvil_gemm_bf16bf16f32_batch_strided('N', 'N', M, N, K, 1.0f, Ab.data(), K, b.sa,
                                                    Bb.data(), N, b.sb, 0.0f, C.data(), b.ldc,
                                                    b.sc, b.batch) == b.want);
+        CHECK(anvil_gemm_u8s8s32_batch_strided('N', 'N', 'F', M, N, K, 1.0f, A8.data(), K, b.sa, 0,
+                                               B8.data(), N, b.sb, 0, 0.0f, C32.data(), b.ldc,
+                                               b.sc, &co, b.batch) == b.want);
     }
+    // int8: an unknown offsetc, a missing co, a missing A.
+    CHECK(anvil_gemm_u8s8s32_batch_strided('N', 'N', 'X', M, N, K, 1.0f, A8.data(), K, 12, 0,
+                                           B8.data(), N, 15, 0, 0.0f, C32.data(), N, 20, &co,
+                                           batch) == anvil_invalid_argument);
+    CHECK(anvil_gemm_s8s8s32_batch_strided('N', 'N', 'F', M, N, K, 1.0f,
+                                           reinterpret_cast<const int8_t *>(A8.data()), K, 12, 0,
+                                           B8.data(), N, 15, 0, 0.0f, C32.data(), N, 20, nullptr,
+                                           batch) == anvil_null_pointer);
+    CHECK(anvil_gemm_u8s8s32_batch_strided('N', 'N', 'R', M, N, K, 1.0f, nullptr, K, 12, 0,
+                                           B8.data(), N, 15, 0, 0.0f, C32.data(), N, 20, &co,
+                                           batch) == anvil_null_pointer);
+    for (int32_t v : C32) REQUIRE(v == 7);
     CHECK(anvil_sgemm_batch_strided('X', 'N', M, N, K, 1.0f, A.data(), K, 12, B.data(), N, 15,
                                     0.0f, C.data(), N, 20, batch) == anvil_invalid_argument);
     CHECK(anvil_sgemm_batch_strided('N', 'N', M, N, K, 1.0f, A.data(), K - 1, 12, B.data(), N,

@@ -316,6 +316,25 @@ ANVIL_API anvil_status_t anvil_gemm_s8s8s32(char transa, char transb,
                                             float beta, int32_t *C,
                                             int64_t ldc, const int32_t *co);
 
+/* anvil_gemm_u8s8s32 / anvil_gemm_s8s8s32 over a strided batch, with the
+ * batch rules of anvil_sgemm_batch_strided (strides in elements of A, B
+ * and C): item b multiplies A + b * stride_a by B + b * stride_b into
+ * C + b * stride_c.  ao, bo, offsetc and co are the same for every item
+ * (co is not strided); each item's C is bitwise what the single call
+ * gives. */
+ANVIL_API anvil_status_t anvil_gemm_u8s8s32_batch_strided(
+    char transa, char transb, char offsetc, int64_t M, int64_t N, int64_t K,
+    float alpha, const uint8_t *A, int64_t lda, int64_t stride_a, uint8_t ao,
+    const int8_t *B, int64_t ldb, int64_t stride_b, int8_t bo, float beta,
+    int32_t *C, int64_t ldc, int64_t stride_c, const int32_t *co,
+    int64_t batch);
+ANVIL_API anvil_status_t anvil_gemm_s8s8s32_batch_strided(
+    char transa, char transb, char offsetc, int64_t M, int64_t N, int64_t K,
+    float alpha, const int8_t *A, int64_t lda, int64_t stride_a, int8_t ao,
+    const int8_t *B, int64_t ldb, int64_t stride_b, int8_t bo, float beta,
+    int32_t *C, int64_t ldc, int64_t stride_c, const int32_t *co,
+    int64_t batch);
+
 /* ------------------------------------- matmul (fp32, bf16, int8) */
 
 /* The server path: a matmul descriptor with data types, shapes,

@@ -341,6 +341,34 @@ inline void gemm_s8s8s32(char transa, char transb, char offsetc, std::int64_t M,
           "anvil_gemm_s8s8s32");
 }
 
+inline void gemm_u8s8s32_batch_strided(char transa, char transb, char offsetc, std::int64_t M,
+                                       std::int64_t N, std::int64_t K, float alpha,
+                                       const std::uint8_t *A, std::int64_t lda,
+                                       std::int64_t stride_a, std::uint8_t ao,
+                                       const std::int8_t *B, std::int64_t ldb,
+                                       std::int64_t stride_b, std::int8_t bo, float beta,
+                                       std::int32_t *C, std::int64_t ldc, std::int64_t stride_c,
+                                       const std::int32_t *co, std::int64_t batch) {
+    check(anvil_gemm_u8s8s32_batch_strided(transa, transb, offsetc, M, N, K, alpha, A, lda,
+                                           stride_a, ao, B, ldb, stride_b, bo, beta, C, ldc,
+                                           stride_c, co, batch),
+          "anvil_gemm_u8s8s32_batch_strided");
+}
+
+inline void gemm_s8s8s32_batch_strided(char transa, char transb, char offsetc, std::int64_t M,
+                                       std::int64_t N, std::int64_t K, float alpha,
+                                       const std::int8_t *A, std::int64_t lda,
+                                       std::int64_t stride_a, std::int8_t ao,
+                                       const std::int8_t *B, std::int64_t ldb,
+                                       std::int64_t stride_b, std::int8_t bo, float beta,
+                                       std::int32_t *C, std::int64_t ldc, std::int64_t stride_c,
+                                       const std::int32_t *co, std::int64_t batch) {
+    check(anvil_gemm_s8s8s32_batch_strided(transa, transb, offsetc, M, N, K, alpha, A, lda,
+                                           stride_a, ao, B, ldb, stride_b, bo, beta, C, ldc,
+                                           stride_c, co, batch),
+          "anvil_gemm_s8s8s32_batch_strided");
+}
+
 // Owns an anvil_matmul_t (see anvil_matmul_desc_t in anvil.h): movable, not
 // copyable, destroyed with the object.
 class matmul {

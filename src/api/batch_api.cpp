@@ -1,5 +1,6 @@
-// anvil_sgemm_batch_strided and anvil_gemm_bf16bf16f32_batch_strided:
-// strided batches of independent GEMMs (attention's per-head products).
+// anvil_sgemm_batch_strided, anvil_gemm_bf16bf16f32_batch_strided and
+// anvil_gemm_u8s8s32 / s8s8s32_batch_strided: strided batches of
+// independent GEMMs (attention's per-head products).
 #include <string>
 
 #include "anvil/anvil.h"
@@ -153,6 +154,80 @@ anvil_status_t anvil_gemm_bf16bf16f32_batch_strided(
                    stride_c, batch, alpha, beta},
                   be->name(), st, t0);
     return st;
+}
+
+}  // extern "C"
+
+namespace {
+
+// The int8 batches: anvil_gemm_u8s8s32's checks (gemm_int8 in lowp_api.cpp)
+// plus the batch's, then each item as that call runs it.
+anvil_status_t gemm_int8_batch(bool a_signed, char transa, char transb, char offsetc, int64_t M,
+                               int64_t N, int64_t K, float alpha, const void *A, int64_t lda,
+                               int64_t stride_a, int32_t ao, const int8_t *B, int64_t ldb,
+                               int64_t stride_b, int32_t bo, float beta, int32_t *C,
+                               int64_t ldc, int64_t stride_c, const int32_t *co,
+                               int64_t batch) {
+    bool ta = false, tb = false;
+    anvil_status_t st = check_batch_call(transa, transb, M, N, K, lda, stride_a, ldb, stride_b,
+                                         ldc, stride_c, batch, 1, &ta, &tb);
+    if (st != anvil_success) return st;
+    lowp::s32_blas_epilogue::offset_kind ok;
+    if (!lowp::s32_blas_epilogue::parse_offsetc(offsetc, &ok)) return anvil_invalid_argument;
+    if (batch == 0 || M == 0 || N == 0) return anvil_success;
+    if (!C || !co) return anvil_null_pointer;
+    const bool zero_product = K == 0 || alpha == 0.0f;
+    if (!zero_product && (!A || !B)) return anvil_null_pointer;
+
+    const lowp::lp_problem p = lowp::blas_lp_problem(
+        lowp::lp_kind::u8s8, a_signed ? lowp::lp_elem::s8 : lowp::lp_elem::u8, ta, tb, M, N, K,
+        A, lda, B, ldb, zero_product);
+    const int vl = verbose::level();
+    const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
+    const lowp::lp_backend *be = &lowp::select_lp_backend(p.kind);
+    const auto *a_bytes = static_cast<const uint8_t *>(A);
+    auto run_item = [&](int64_t b) {
+        lowp::lp_problem q = p;
+        q.A = item_ptr(a_bytes, stride_a, b);
+        q.B = item_ptr(B, stride_b, b);
+        const lowp::s32_blas_epilogue epi(alpha, beta, C + b * stride_c, ldc, ok, co,
+                                          zero_product ? 0 : ao, zero_product ? 0 : bo,
+                                          (a_signed && !zero_product) ? 128 : 0, K);
+        return lowp::run_lp_gemm(*be, q, epi);
+    };
+    st = run_items(batch, 2.0 * double(M) * double(N) * double(K), run_item,
+                   [&] { be = &lowp::select_lp_backend(p.kind); });
+    if (vl >= 2)
+        log_batch({a_signed ? "s8s8s32" : "u8s8s32", transa, transb, M, N, K, lda, ldb, ldc,
+                   stride_a, stride_b, stride_c, batch, alpha, beta},
+                  be->name(), st, t0);
+    return st;
+}
+
+}  // namespace
+
+extern "C" {
+
+anvil_status_t anvil_gemm_u8s8s32_batch_strided(char transa, char transb, char offsetc,
+                                                int64_t M, int64_t N, int64_t K, float alpha,
+                                                const uint8_t *A, int64_t lda, int64_t stride_a,
+                                                uint8_t ao, const int8_t *B, int64_t ldb,
+                                                int64_t stride_b, int8_t bo, float beta,
+                                                int32_t *C, int64_t ldc, int64_t stride_c,
+                                                const int32_t *co, int64_t batch) {
+    return gemm_int8_batch(false, transa, transb, offsetc, M, N, K, alpha, A, lda, stride_a, ao,
+                           B, ldb, stride_b, bo, beta, C, ldc, stride_c, co, batch);
+}
+
+anvil_status_t anvil_gemm_s8s8s32_batch_strided(char transa, char transb, char offsetc,
+                                                int64_t M, int64_t N, int64_t K, float alpha,
+                                                const int8_t *A, int64_t lda, int64_t stride_a,
+                                                int8_t ao, const int8_t *B, int64_t ldb,
+                                                int64_t stride_b, int8_t bo, float beta,
+                                                int32_t *C, int64_t ldc, int64_t stride_c,
+                                                const int32_t *co, int64_t batch) {
+    return gemm_int8_batch(true, transa, transb, offsetc, M, N, K, alpha, A, lda, stride_a, ao, B,
+                           ldb, stride_b, bo, beta, C, ldc, stride_c, co, batch);
 }
 
 }  // extern "C"

@@ -45,14 +45,8 @@ anvil_status_t gemm_int8(bool a_signed, char transa, char transb, char offsetc, 
     bool ta = false, tb = false;
     anvil_status_t st = api::check_gemm_shape(transa, transb, M, N, K, lda, ldb, ldc, 1, 1, 4, &ta, &tb);
     if (st != anvil_success) return st;
-    using ok_t = lowp::s32_blas_epilogue::offset_kind;
-    ok_t ok;
-    switch (offsetc) {
-        case 'F': case 'f': ok = ok_t::fixed; break;
-        case 'C': case 'c': ok = ok_t::per_row; break;
-        case 'R': case 'r': ok = ok_t::per_col; break;
-        default: return anvil_invalid_argument;
-    }
+    lowp::s32_blas_epilogue::offset_kind ok;
+    if (!lowp::s32_blas_epilogue::parse_offsetc(offsetc, &ok)) return anvil_invalid_argument;
     if (M == 0 || N == 0) return anvil_success;
     if (!C || !co) return anvil_null_pointer;
     const bool zero_product = K == 0 || alpha == 0.0f;

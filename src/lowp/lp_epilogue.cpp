@@ -66,6 +66,15 @@ void bf16_blas_epilogue::fused_args(int64_t i, int64_t j, int64_t n, const int32
     a->store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
 }
 
+bool s32_blas_epilogue::parse_offsetc(char offsetc, offset_kind *ok) {
+    switch (offsetc) {
+        case 'F': case 'f': *ok = offset_kind::fixed; return true;
+        case 'C': case 'c': *ok = offset_kind::per_row; return true;
+        case 'R': case 'r': *ok = offset_kind::per_col; return true;
+        default: return false;
+    }
+}
+
 s32_blas_epilogue::s32_blas_epilogue(float alpha, float beta, int32_t *C, int64_t ldc,
                                      offset_kind ok, const int32_t *co, int32_t ao, int32_t bo,
                                      int32_t a_shift, int64_t K)

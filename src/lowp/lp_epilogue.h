@@ -79,6 +79,9 @@ private:
 class s32_blas_epilogue final : public lp_epilogue {
 public:
     enum class offset_kind { fixed, per_row, per_col };
+    // offsetc of the BLAS-style calls: 'F' fixed, 'C' per row (constant
+    // within each column), 'R' per column, either case; false otherwise.
+    static bool parse_offsetc(char offsetc, offset_kind *ok);
     s32_blas_epilogue(float alpha, float beta, int32_t *C, int64_t ldc, offset_kind ok,
                       const int32_t *co, int32_t ao, int32_t bo, int32_t a_shift, int64_t K);
     void apply(const lp_block &blk) const override;

@@ -606,16 +606,21 @@ bool unchanged_outside_items(const buffer &b, const mat &m, int64_t stride, int6
     return true;
 }
 
-// anvil_sgemm_batch_strided / anvil_gemm_bf16bf16f32_batch_strided: the
-// single call's rules per item, plus the header's batch rules (strides >= 0,
-// C items one after another or side by side within each row).
+// anvil_sgemm_batch_strided / anvil_gemm_bf16bf16f32_batch_strided /
+// anvil_gemm_u8s8s32 and s8s8s32_batch_strided: the single call's rules per
+// item, plus the header's batch rules (strides >= 0, C items one after
+// another or side by side within each row).
 void fuzz_batch(fz::reader &r) {
-    const bool bf16 = r.u8() & 1;
+    const uint8_t kind = r.u8();
+    // Bits 1 and 2 both set: int8 (bit 3: signed A), with an offsetc.
+    const bool int8 = (kind & 6) == 6, a_signed = kind & 8;
+    const bool bf16 = !int8 && (kind & 1);
+    const char offsetc = int8 ? offset_char(r) : 'F';
     const char ta = trans_char(r), tb = trans_char(r);
     const int64_t M = r.size(), N = r.size(), K = r.size();
     bool tA = false, tB = false;
     const bool chars_ok = parse_trans(ta, &tA) && parse_trans(tb, &tB);
-    const int64_t es = bf16 ? 2 : 4;
+    const int64_t es = int8 ? 1 : bf16 ? 2 : 4;
     mat A{tA ? K : M, tA ? M : K, 0, es}, B{tB ? N : K, tB ? K : N, 0, es}, C{M, N, 0, 4};
     A.ld = r.ld(A.cols);
     B.ld = r.ld(B.cols);
@@ -629,13 +634,17 @@ void fuzz_batch(fz::reader &r) {
     g_ctx = fmt("%s(transa=0x%02x transb=0x%02x M=%lld N=%lld K=%lld lda=%lld stride_a=%lld "
                 "ldb=%lld stride_b=%lld ldc=%lld stride_c=%lld batch=%lld alpha=%g beta=%g "
                 "nulls=0x%x)",
-                bf16 ? "gemm_bf16bf16f32_batch_strided" : "sgemm_batch_strided", uint8_t(ta),
+                int8 ? (a_signed ? "gemm_s8s8s32_batch_strided" : "gemm_u8s8s32_batch_strided")
+                : bf16 ? "gemm_bf16bf16f32_batch_strided"
+                       : "sgemm_batch_strided",
+                uint8_t(ta),
                 uint8_t(tb), (long long)M, (long long)N, (long long)K, (long long)A.ld,
                 (long long)sa, (long long)B.ld, (long long)sb, (long long)C.ld, (long long)sc,
                 (long long)batch, double(alpha), double(beta), nulls);
 
-    const bool item_ok = chars_ok && M >= 0 && N >= 0 && K >= 0 && ld_ok(A) && ld_ok(B) &&
-                         ld_ok(C);
+    const bool offset_ok = !int8 || std::strchr("FfCcRr", offsetc) != nullptr;
+    const bool item_ok = chars_ok && offset_ok && M >= 0 && N >= 0 && K >= 0 && ld_ok(A) &&
+                         ld_ok(B) && ld_ok(C);
     bool c_layout_ok = true;
     if (item_ok && batch >= 2 && sc >= 0 && item_elems(C) > 0) {
         const int64_t extent = item_elems(C);
@@ -659,9 +668,26 @@ void fuzz_batch(fz::reader &r) {
         if (!(nulls & (1u << i)) && small(need[i])) buf[i] = ar.make(size_t(need[i]), seed * 3 + i);
     const void *pa = buf[0] ? buf[0]->p : nullptr, *pb = buf[1] ? buf[1]->p : nullptr;
     float *pc = buf[2] ? reinterpret_cast<float *>(buf[2]->p) : nullptr;
+    // int8's co: one per row or column (any values), absent with bit 3 of nulls.
+    std::vector<int32_t> co_buf;
+    if (int8 && !(nulls & 8) && small(std::max<int64_t>(M, N) * 4))
+        co_buf.assign(size_t(std::max<int64_t>({M, N, 1})), int32_t(seed) - 100);
+    const int32_t *co = co_buf.empty() ? nullptr : co_buf.data();
+    auto *pc32 = reinterpret_cast<int32_t *>(pc);
 
     const anvil_status_t st =
-        bf16 ? anvil_gemm_bf16bf16f32_batch_strided(
+        int8 && a_signed
+            ? anvil_gemm_s8s8s32_batch_strided(ta, tb, offsetc, M, N, K, alpha,
+                                               static_cast<const int8_t *>(pa), A.ld, sa,
+                                               int8_t(seed), static_cast<const int8_t *>(pb),
+                                               B.ld, sb, int8_t(seed >> 1), beta, pc32, C.ld, sc,
+                                               co, batch)
+        : int8 ? anvil_gemm_u8s8s32_batch_strided(ta, tb, offsetc, M, N, K, alpha,
+                                                  static_cast<const uint8_t *>(pa), A.ld, sa,
+                                                  uint8_t(seed), static_cast<const int8_t *>(pb),
+                                                  B.ld, sb, int8_t(seed >> 1), beta, pc32, C.ld,
+                                                  sc, co, batch)
+        : bf16 ? anvil_gemm_bf16bf16f32_batch_strided(
                    ta, tb, M, N, K, alpha, static_cast<const anvil_bf16_t *>(pa), A.ld, sa,
                    static_cast<const anvil_bf16_t *>(pb), B.ld, sb, beta, pc, C.ld, sc, batch)
              : anvil_sgemm_batch_strided(ta, tb, M, N, K, alpha, static_cast<const float *>(pa),
@@ -671,7 +697,7 @@ void fuzz_batch(fz::reader &r) {
     if (must_reject) CHECK(sv != anvil_success, "invalid arguments accepted");
     if (!must_reject && M > 0 && N > 0 && batch > 0) {
         const bool need_ab = K > 0 && alpha != 0.0f;
-        if (!pc || (need_ab && (!pa || !pb)))
+        if (!pc || (int8 && !co) || (need_ab && (!pa || !pb)))
             CHECK(sv != anvil_success, "a required NULL pointer accepted");
         else if (pa && pb)
             check_not_argument_error(st);
