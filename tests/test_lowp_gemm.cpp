@@ -390,6 +390,36 @@ TEST_CASE("lowp bf16: long K within the derived bound; K == 0 and alpha == 0 sca
     for (float v : C) CHECK(v == 0.0f);  // beta == 0: the NaN is not read
 }
 
+// M > 256: B is packed ahead by the call (several M blocks share it) and
+// runs in long K blocks as prepacked weights do (up to 512 groups): here
+// two or three of them, with a short last tail, both layouts of B.
+TEST_CASE("lowp: B packed ahead by the call, several M blocks and K blocks") {
+    uint64_t seed = 1300;
+    for (char tb : {'N', 'T'}) {
+        shape s;
+        s.M = 301;
+        s.N = 45;
+        s.tb = tb;
+        s.K = 2101;  // bf16: 1051 pairs, three K blocks
+        run_bf16(s, bf16_fill::integer, 1.0f, 1.0f, seed++);
+        run_bf16(s, bf16_fill::fraction, 1.0f, 0.0f, seed++);
+        s.K = 4501;  // int8: 1126 quads, three K blocks
+        int8_params q;
+        q.full_range = true;
+        q.ao = 255;
+        q.bo = -7;
+        q.offsetc = 'C';
+        q.vs_onednn = true;
+        run_int8(s, q, seed++);
+        q.a_signed = true;
+        q.ao = 0;
+        q.bo = 0;
+        q.offsetc = 'F';
+        q.co_zero = true;  // the bare product: stored by the kernels
+        run_int8(s, q, seed++);
+    }
+}
+
 // ---------------------------------------------------------- random shapes
 
 // Seeded random problems (the same every run) on top of the structured

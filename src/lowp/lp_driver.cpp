@@ -324,6 +324,18 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
 
 }  // namespace
 
+namespace {
+// Rows of an M block when there are several (see choose_lp_blocking).
+constexpr int64_t kBlockRows = 96;
+// Up to this M, B packed by the call is packed inside the tasks of one M
+// block (see choose_lp_blocking).
+constexpr int64_t kMaxOneBlockRows = 256;
+bool b_packed_in_task(const lp_problem &p) { return !p.packed_b && p.M <= kMaxOneBlockRows; }
+// B packed by the call ahead of the tasks, into the prepacked layout (whole
+// panels, all of K), because several M blocks read it.
+bool b_packed_ahead(const lp_problem &p) { return !p.packed_b && !b_packed_in_task(p); }
+}  // namespace
+
 lp_blocking choose_lp_blocking(const lp_problem &p) {
     const cpu::cache_sizes &cs = cpu::info().caches;
     lp_blocking b;
@@ -334,8 +346,9 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
     // Split K evenly so the last block is not a sliver.
     const int64_t per_group = int64_t(kNR + kMR) * kGroupBytes;
     int64_t kcg_max = std::clamp<int64_t>(cs.l1d * 2 / 3 / per_group, 32, 2048);
-    // Prepacked weights: each panel is one contiguous full-depth stream that
-    // the kernels prefetch, so a K block may outgrow L1 and come from L2;
+    // Prepacked weights (or B packed ahead by the call, the same layout):
+    // each panel is one contiguous full-depth stream that the kernels
+    // prefetch, so a K block may outgrow L1 and come from L2;
     // up to kPrepackedKcg groups (64 KiB of panel) means fewer passes over
     // the accumulator block (loaded and stored once per K block) and fewer
     // kernel calls.  Measured on Zen 5, 1 thread, planned matmul vs oneDNN's
@@ -343,9 +356,12 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
     // 2048^3 0.92 -> 0.96x, 256x4096x11008 0.90 -> 0.97x; int8 within
     // noise to +3%.  Much longer blocks lose (whole-K blocks of 5504 groups
     // at K = 11008: 0.92 -> 0.84x): the panel no longer stays in L2 next
-    // to the A tiles.  The bits do not depend on the blocking (lp_ukernel.h).
+    // to the A tiles.  B packed ahead by a BLAS-style call (M > 256) is in
+    // the same layout and gains alike (in-process A/B, 1 thread: bf16
+    // 1024^3 +4%, 512x4096x4096 +5%, int8 1024^3 / 2048^3 +2%).  The bits
+    // do not depend on the blocking (lp_ukernel.h).
     constexpr int64_t kPrepackedKcg = 512;
-    if (p.packed_b) kcg_max = std::max(kcg_max, kPrepackedKcg);
+    if (p.packed_b || b_packed_ahead(p)) kcg_max = std::max(kcg_max, kPrepackedKcg);
     const int64_t nkb = ceil_div(b.kg, kcg_max);
     b.kcg = ceil_div(b.kg, nkb);
     // One row tile: each B micro-panel is used once, so there is no reuse
@@ -372,8 +388,7 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
     // that every M block reads back (measured Zen 5, 1 thread, 128..256 x
     // 4096..11008 x 4096..11008: bf16 +10-20%, int8 +3-10%; squares from
     // 512 and prepacked weights unchanged, so they keep 96).
-    constexpr int64_t kMaxOneBlockRows = 256;
-    b.mc = (!p.packed_b && p.M <= kMaxOneBlockRows) ? p.M : std::min<int64_t>(p.M, 96);
+    b.mc = b_packed_in_task(p) ? p.M : std::min<int64_t>(p.M, kBlockRows);
     // N block: 256 columns (8 panels) per task; narrower when that leaves a
     // thread idle on a one-block M.
     b.nc = std::min<int64_t>(round_up(p.N, kNR), 256);
