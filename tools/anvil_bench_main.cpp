@@ -149,19 +149,19 @@ int main(int argc, char **argv) {
             return 2;
         }
 
-    // Batched lines go to the strided-batch calls (f32 and bf16 only).
+    // Batched lines go to the strided-batch calls.
     std::vector<gemm_problem> batched;
     {
         std::vector<gemm_problem> single;
         for (const gemm_problem &p : problems) {
             if (!p.batched())
                 single.push_back(p);
-            else if (o.dt == "f32" || o.dt == "bf16")
+            else if (o.dt == "f32" || o.dt == "bf16" || o.dt == "u8s8s32" || o.dt == "s8s8s32")
                 batched.push_back(p);
             else
                 skipped.push_back({p.source, p.shape(),
-                                   "batched lines run with --dt f32 or bf16 (the strided-batch "
-                                   "calls)"});
+                                   "batched lines run with --dt f32, bf16, u8s8s32 or s8s8s32 "
+                                   "(the strided-batch calls)"});
         }
         problems.swap(single);
     }
@@ -249,7 +249,11 @@ int main(int argc, char **argv) {
             : (matmul ? run_check_matmul(o, ctx, problems, rep)
                : lowp ? run_check_lowp(o, ctx, problems, rep)
                       : run_check(o, ctx, problems, rep));
-    if (!batched.empty())
+    const bool int8_batch = o.dt == "u8s8s32" || o.dt == "s8s8s32";
+    if (!batched.empty() && int8_batch)
+        failures += o.mode == bench_mode::perf ? run_perf_batch_int8(o, ctx, batched, rep)
+                                               : run_check_batch_int8(o, ctx, batched, rep);
+    else if (!batched.empty())
         failures += o.mode == bench_mode::perf ? run_perf_batch(o, ctx, batched, rep)
                                                : run_check_batch(o, ctx, batched, rep);
     problems.insert(problems.end(), batched.begin(), batched.end());
