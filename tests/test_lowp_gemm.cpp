@@ -420,6 +420,71 @@ TEST_CASE("lowp: B packed ahead by the call, several M blocks and K blocks") {
     }
 }
 
+// u8 and bf16 rows of A along K (A 'N', K a whole number of groups, no
+// row sums) are read where they are, not copied: the gap between rows
+// (lda > K) holds garbage (0xff bytes; bf16 NaNs, which would poison any
+// product they entered) and the last row ends at a guard page, so a read
+// past K would show in C or fault.  Exact integer data.
+TEST_CASE("lowp: A read in place reads nothing past K of each row") {
+    tu::fault_reporter fr;
+    uint64_t seed = 1400;
+    for (int64_t M : {1, 13, 29, 100})
+        for (int64_t K : {4, 64, 132})
+            for (char tb : {'N', 'T'}) {
+                const int64_t N = 37, lda = K + 12;
+                CAPTURE(M);
+                CAPTURE(K);
+                CAPTURE(tb);
+                fr.set("A in place: M=" + std::to_string(M) + " K=" + std::to_string(K));
+                tu::rng r(seed++);
+                const int64_t ldb = tb == 'N' ? N : K;
+                std::vector<int8_t> B(size_t((tb == 'N' ? K : N) * ldb));
+                for (auto &v : B) v = int8_t(r.ival(-128, 127));
+                // u8 x s8 -> s32, the bare product (no row sums: bo = 0).
+                tu::guarded ga(size_t(M * lda));
+                auto *a8 = reinterpret_cast<uint8_t *>(ga.end()) - (M - 1) * lda - K;
+                for (int64_t i = 0; i < M; ++i)
+                    for (int64_t k = 0; k < lda && i * lda + k < (M - 1) * lda + K; ++k)
+                        a8[i * lda + k] = k < K ? uint8_t(r.ival(0, 255)) : 0xff;
+                std::vector<int32_t> C(size_t(M * N), 0x5a5a5a5a);
+                const int32_t co = 0;
+                REQUIRE(anvil_gemm_u8s8s32('N', tb, 'F', M, N, K, 1.0f, a8, lda, 0, B.data(), ldb,
+                                           0, 0.0f, C.data(), N, &co) == anvil_success);
+                int64_t bad = 0;
+                for (int64_t i = 0; i < M; ++i)
+                    for (int64_t j = 0; j < N; ++j) {
+                        int64_t dot = 0;
+                        for (int64_t k = 0; k < K; ++k)
+                            dot += int64_t(a8[i * lda + k]) *
+                                   (tb == 'N' ? B[size_t(k * ldb + j)] : B[size_t(j * ldb + k)]);
+                        bad += C[size_t(i * N + j)] != dot;
+                    }
+                CHECK(bad == 0);
+                // bf16 x bf16 -> f32 with small integers (exact).
+                tu::guarded gb(size_t(M * lda * 2));
+                auto *a16 = reinterpret_cast<uint16_t *>(gb.end()) - (M - 1) * lda - K;
+                std::vector<uint16_t> Bb(B.size());
+                for (size_t e = 0; e < Bb.size(); ++e) Bb[e] = lt::f32_to_bf16(float(B[e] % 5));
+                for (int64_t i = 0; i < M; ++i)
+                    for (int64_t k = 0; k < lda && i * lda + k < (M - 1) * lda + K; ++k)
+                        a16[i * lda + k] = k < K ? lt::f32_to_bf16(r.small_int()) : 0x7fc0;
+                std::vector<float> Cf(size_t(M * N), tu::qnan());
+                REQUIRE(anvil_gemm_bf16bf16f32('N', tb, M, N, K, 1.0f, a16, lda, Bb.data(), ldb, 0.0f,
+                                               Cf.data(), N) == anvil_success);
+                bad = 0;
+                for (int64_t i = 0; i < M; ++i)
+                    for (int64_t j = 0; j < N; ++j) {
+                        double dot = 0;
+                        for (int64_t k = 0; k < K; ++k)
+                            dot += double(lt::bf16_to_f32(a16[i * lda + k])) *
+                                   lt::bf16_to_f32(tb == 'N' ? Bb[size_t(k * ldb + j)]
+                                                             : Bb[size_t(j * ldb + k)]);
+                        bad += double(Cf[size_t(i * N + j)]) != dot;
+                    }
+                CHECK(bad == 0);
+            }
+}
+
 // ---------------------------------------------------------- random shapes
 
 // Seeded random problems (the same every run) on top of the structured
