@@ -76,6 +76,20 @@ public:
     }
     bool supports_fused_epilogue() const override { return true; }
     bool supports_k_segments() const override { return true; }
+    // bf16 dot kernels (B transposed, read in place by small M): there are
+    // no JIT ones, so the best Highway target's (AVX-512 ones on this
+    // tier), which give the packed kernels' bits.  Without them a bf16
+    // call with B 'T' packed all of B on every call: 1x4096x4096 ran at
+    // 0.45x oneDNN's bf16 matmul (PyTorch's [out, in] weights at batch 1).
+    // u8s8 keeps the JIT's own dot kernels (get_lp_dot_kernel): 0 here.
+    int dot_max_n(lp_kind kind, int m) const override {
+        const lp_backend *hwy = kind == lp_kind::bf16 ? highway_lp_backend() : nullptr;
+        return hwy ? hwy->dot_max_n(kind, m) : 0;
+    }
+    lp_dot_fn dot_kernel(lp_kind kind, int m, int n) const override {
+        const lp_backend *hwy = kind == lp_kind::bf16 ? highway_lp_backend() : nullptr;
+        return hwy ? hwy->dot_kernel(kind, m, n) : nullptr;
+    }
 };
 
 class jit_avx2_vnni_lp_backend_t final : public lp_backend {

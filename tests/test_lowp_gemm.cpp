@@ -26,6 +26,7 @@
 
 #include "anvil/anvil.h"
 #include "cpu/isa.h"
+#include "lowp/lp_backend.h"
 #include "lowp_util.h"
 #include "onednn_peer.h"
 #include "test_util.h"
@@ -483,6 +484,40 @@ TEST_CASE("lowp: A read in place reads nothing past K of each row") {
                     }
                 CHECK(bad == 0);
             }
+}
+
+// bf16 with B transposed at M <= 2 and a B of >= 1 MiB runs the Highway
+// dot kernels (B read in place) on the JIT tier too: bitwise the same as
+// the same product with B stored K x N (the row-B / packed kernels), on
+// random fractions (any change in the order of the sums shows).
+TEST_CASE("lowp bf16: B transposed and read in place gives the bits of B not transposed") {
+    // AMX tiles sum in tdpbf16ps' order (README), the small-M in-place
+    // kernels in vdpbf16ps': the bits differ there by design.
+    if (anvil::lowp::select_lp_backend(anvil::lowp::lp_kind::bf16).uses_tiles()) return;
+    uint64_t seed = 1500;
+    for (int64_t M : {1, 2, 3})
+        for (const int64_t *nk : {(const int64_t[]){600, 1024}, (const int64_t[]){4100, 130},
+                                  (const int64_t[]){97, 6001}}) {
+            const int64_t N = nk[0], K = nk[1];
+            CAPTURE(M);
+            CAPTURE(N);
+            CAPTURE(K);
+            tu::rng r(seed++);
+            std::vector<uint16_t> A(size_t(M * K)), Bt(size_t(N * K)), Bn(size_t(K * N));
+            for (auto &v : A) v = lt::f32_to_bf16(r.frac());
+            for (int64_t j = 0; j < N; ++j)
+                for (int64_t k = 0; k < K; ++k) {
+                    const uint16_t v = lt::f32_to_bf16(r.frac());
+                    Bt[size_t(j * K + k)] = v;
+                    Bn[size_t(k * N + j)] = v;
+                }
+            std::vector<float> Ct(size_t(M * N)), Cn(size_t(M * N));
+            REQUIRE(anvil_gemm_bf16bf16f32('N', 'T', M, N, K, 1.0f, A.data(), K, Bt.data(), K, 0.0f,
+                                           Ct.data(), N) == anvil_success);
+            REQUIRE(anvil_gemm_bf16bf16f32('N', 'N', M, N, K, 1.0f, A.data(), K, Bn.data(), N, 0.0f,
+                                           Cn.data(), N) == anvil_success);
+            CHECK(std::memcmp(Ct.data(), Cn.data(), Ct.size() * 4) == 0);
+        }
 }
 
 // ---------------------------------------------------------- random shapes

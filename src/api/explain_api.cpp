@@ -84,6 +84,8 @@ anvil_status_t anvil_explain_gemm(anvil_data_type_t a_dt, anvil_data_type_t b_dt
     p.M = M;
     p.N = N;
     p.K = K;
+    p.lda = lda;  // packed tightly, as the explained call's arguments are assumed to be
+    p.ldb = ldb;
     p.zero_product = K == 0;
     const std::string dt = std::string(api::dt_name(a_dt)) + api::dt_name(b_dt) + (bf16 ? "f32" : "s32");
     const std::string shape = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);

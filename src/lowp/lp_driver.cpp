@@ -401,8 +401,8 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
 }
 
 namespace {
-
 int64_t elem_size(lp_elem e) { return e == lp_elem::bf16 ? 2 : 1; }
+}  // namespace
 
 // Whether the kernels read A's rows where they are instead of a packed
 // copy: A not transposed (rows run along K), already in the kernels'
@@ -413,14 +413,12 @@ int64_t elem_size(lp_elem e) { return e == lp_elem::bf16 ? 2 : 1; }
 // tile would share one or two L1 sets; the packed rows are an odd number
 // of lines apart for that reason).  Copying A cost 10-15% of the small
 // items of an attention batch (128 x 64 x 128 int8: a memcpy per row).
-bool a_in_place(const lp_backend &be, const lp_problem &p, bool want_rowsum) {
+bool a_read_in_place(const lp_backend &be, const lp_problem &p, bool want_rowsum) {
     if (p.transa || p.a_elem == lp_elem::s8 || want_rowsum || be.uses_tiles()) return false;
     const int64_t per_group = kGroupBytes / elem_size(p.a_elem);
     const int64_t row_bytes = p.lda * elem_size(p.a_elem);
     return p.K % per_group == 0 && row_bytes % 2048 != 0;
 }
-
-}  // namespace
 
 anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {
     if (p.M == 0 || p.N == 0) return anvil_success;
@@ -443,7 +441,7 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     packed_a pa;
     pa.row_bytes = a_row_bytes(b.kg);
     const bool want_rowsum = epi.needs_rowsum && !p.zero_product;
-    if (!p.zero_product && a_in_place(be, p, want_rowsum)) {
+    if (!p.zero_product && a_read_in_place(be, p, want_rowsum)) {
         pa.rows = static_cast<const uint8_t *>(p.A);
         pa.row_bytes = p.lda * elem_size(p.a_elem);
     } else if (!p.zero_product) {

@@ -60,6 +60,9 @@ struct lp_blocking {
     int nthreads = 1;
 };
 lp_blocking choose_lp_blocking(const lp_problem &p);
+// Whether the packed path's kernels read A's rows in place (no copy); see
+// lp_driver.cpp.  want_rowsum: the epilogue needs A's row sums.
+bool a_read_in_place(const lp_backend &be, const lp_problem &p, bool want_rowsum);
 
 // Runs the problem.  Fetches kernels and memory before writing C, so a
 // failure leaves C untouched.

@@ -22,7 +22,9 @@ std::string explain_lp_gemm(const lp_backend &be, const lp_problem &p) {
                                              : "per_call (all panels before the tasks)";
         s = "path=packed tile=" + std::to_string(be.max_rows()) + "x" + std::to_string(kNR) +
             (be.uses_tiles() ? " (AMX tiles)" : "") +
-            " pack_a=yes pack_b=" + pack_b;
+            // Without B's zero point (BLAS-style calls' bo = 0, the usual case).
+            " pack_a=" + (a_read_in_place(be, p, false) ? "no (rows read in place)" : "yes") +
+            " pack_b=" + pack_b;
     }
     s += " k_groups=" + std::to_string(b.kg) + " (" + std::to_string(group_k(p.kind)) +
          " per group) kcg=" + std::to_string(b.kcg) + " mc=" + std::to_string(b.mc) +
