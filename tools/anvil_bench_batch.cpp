@@ -49,6 +49,9 @@ struct batch_data {
     }
     const void *a() const { return bf16 ? static_cast<const void *>(Ab.data()) : A.data(); }
     const void *b() const { return bf16 ? static_cast<const void *>(Bb.data()) : B.data(); }
+    dnnl::memory::data_type in_dt() const {
+        return bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+    }
 };
 
 anvil_status_t run_anvil(const gemm_problem &p, const batch_data &d, float alpha, float beta,
@@ -61,52 +64,6 @@ anvil_status_t run_anvil(const gemm_problem &p, const batch_data &d, float alpha
                                      p.stride_a(), d.B.f32(), p.ldb(), p.stride_b(), beta, C,
                                      p.ldc(), p.stride_c(), p.batch);
 }
-
-// oneDNN's matmul over {batch, rows, cols} tensors; a shared operand is a
-// batch of 1 (broadcast).
-class onednn_batched {
-public:
-    bool init(const gemm_problem &p, const batch_data &d, float alpha, float beta, float *C,
-              std::string *err) {
-        using namespace dnnl;
-        using dims = memory::dims;
-        try {
-            const auto in_dt = d.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
-            const int64_t ba = p.share_a ? 1 : p.batch, bb = p.share_b ? 1 : p.batch;
-            const memory::desc a_md({ba, p.M, p.K}, in_dt,
-                                    p.ta == 'N' ? dims{p.M * p.K, p.lda(), 1}
-                                                : dims{p.M * p.K, 1, p.lda()});
-            const memory::desc b_md({bb, p.K, p.N}, in_dt,
-                                    p.tb == 'N' ? dims{p.K * p.N, p.ldb(), 1}
-                                                : dims{p.K * p.N, 1, p.ldb()});
-            const memory::desc c_md({p.batch, p.M, p.N}, memory::data_type::f32,
-                                    dims{p.stride_c(), p.ldc(), 1});
-            const primitive_attr attr = blas_attr(alpha, beta);
-            const matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), attr, eng_);
-            impl_ = pd.impl_info_str();
-            prim_ = matmul(pd);
-            args_ = {{DNNL_ARG_SRC, memory(a_md, eng_, const_cast<void *>(d.a()))},
-                     {DNNL_ARG_WEIGHTS, memory(b_md, eng_, const_cast<void *>(d.b()))},
-                     {DNNL_ARG_DST, memory(c_md, eng_, C)}};
-            return true;
-        } catch (const dnnl::error &e) {
-            *err = std::string("oneDNN batched matmul: ") + e.what() + " -- not compared";
-            return false;
-        }
-    }
-    void execute() {
-        prim_.execute(strm_, args_);
-        strm_.wait();
-    }
-    const std::string &impl() const { return impl_; }
-
-private:
-    dnnl::engine eng_{dnnl::engine::kind::cpu, 0};
-    dnnl::stream strm_{eng_};
-    dnnl::matmul prim_;
-    std::unordered_map<int, dnnl::memory> args_;
-    std::string impl_;
-};
 
 // The items checked against the double reference: first, last and up to
 // six spread between them.
@@ -150,17 +107,6 @@ struct batch_reference {
     bool exact() const { return !refs.empty() && refs[0].exact(); }
 };
 
-row base_row(const gemm_context &ctx, const gemm_problem &p, const std::string &dt) {
-    row r;
-    r.p = p;
-    r.dt = dt;
-    r.threads = ctx.threads;
-    r.isa = ctx.isa;
-    r.backend = ctx.backend;
-    r.variant = "batch";
-    return r;
-}
-
 bool check_pass(const options &o, const gemm_problem &p, data_kind kind, uint64_t seed,
                 std::string *detail) {
     batch_data d;
@@ -188,9 +134,10 @@ bool check_pass(const options &o, const gemm_problem &p, data_kind kind, uint64_
                                                   : "WRONG (" + cr.first_bad + ")") + ";";
     if (o.vs == "onednn") {
         std::memcpy(Cd.data(), d.C0.data(), Cd.bytes());
-        onednn_batched mm;
+        onednn_batched_matmul mm;
         std::string err;
-        if (!mm.init(p, d, o.alpha, o.beta, Cd.f32(), &err)) {
+        if (!mm.init(p, d.in_dt(), d.a(), d.in_dt(), d.b(), dnnl::memory::data_type::f32, Cd.f32(),
+                     o.alpha, o.beta, &err)) {
             *detail += " " + err + ";";
         } else {
             mm.execute();
@@ -211,12 +158,57 @@ bool check_pass(const options &o, const gemm_problem &p, data_kind kind, uint64_
 
 }  // namespace
 
+bool onednn_batched_matmul::init(const gemm_problem &p, dnnl::memory::data_type a_dt,
+                                 const void *A, dnnl::memory::data_type b_dt, const void *B,
+                                 dnnl::memory::data_type c_dt, void *C, float alpha, float beta,
+                                 std::string *err) {
+    using namespace dnnl;
+    using dims = memory::dims;
+    try {
+        const int64_t ba = p.share_a ? 1 : p.batch, bb = p.share_b ? 1 : p.batch;
+        const memory::desc a_md({ba, p.M, p.K}, a_dt,
+                                p.ta == 'N' ? dims{p.M * p.K, p.lda(), 1}
+                                            : dims{p.M * p.K, 1, p.lda()});
+        const memory::desc b_md({bb, p.K, p.N}, b_dt,
+                                p.tb == 'N' ? dims{p.K * p.N, p.ldb(), 1}
+                                            : dims{p.K * p.N, 1, p.ldb()});
+        const memory::desc c_md({p.batch, p.M, p.N}, c_dt, dims{p.stride_c(), p.ldc(), 1});
+        const matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), blas_attr(alpha, beta),
+                                        eng_);
+        impl_ = pd.impl_info_str();
+        prim_ = matmul(pd);
+        args_ = {{DNNL_ARG_SRC, memory(a_md, eng_, const_cast<void *>(A))},
+                 {DNNL_ARG_WEIGHTS, memory(b_md, eng_, const_cast<void *>(B))},
+                 {DNNL_ARG_DST, memory(c_md, eng_, C)}};
+        return true;
+    } catch (const dnnl::error &e) {
+        *err = std::string("oneDNN batched matmul: ") + e.what() + " -- not compared";
+        return false;
+    }
+}
+
+void onednn_batched_matmul::execute() {
+    prim_.execute(strm_, args_);
+    strm_.wait();
+}
+
+row batch_row(const gemm_context &ctx, const gemm_problem &p, const std::string &dt) {
+    row r;
+    r.p = p;
+    r.dt = dt;
+    r.threads = ctx.threads;
+    r.isa = ctx.isa;
+    r.backend = ctx.backend;
+    r.variant = "batch";
+    return r;
+}
+
 int run_check_batch(const options &o, const gemm_context &ctx,
                     const std::vector<gemm_problem> &ps, reporter &rep) {
     int failures = 0;
     uint64_t seed = o.seed;
     for (const gemm_problem &p : ps) {
-        row r = base_row(ctx, p, o.dt);
+        row r = batch_row(ctx, p, o.dt);
         std::string detail;
         bool ok = check_pass(o, p, o.data, seed++, &detail);
         if (!o.data_set && o.data == data_kind::real && ints_exact(p.K))
@@ -234,7 +226,7 @@ int run_perf_batch(const options &o, const gemm_context &ctx,
     int failures = 0;
     uint64_t seed = o.seed;
     for (const gemm_problem &p : ps) {
-        row r = base_row(ctx, p, o.dt);
+        row r = batch_row(ctx, p, o.dt);
         batch_data d;
         buffer Ca(size_t(p.elems_c()) * 4), Cp(size_t(p.elems_c()) * 4);
         if (!d.init(p, o.dt == "bf16", o.data, seed++, 0.0f) || !Ca.ok() || !Cp.ok()) {
@@ -259,10 +251,11 @@ int run_perf_batch(const options &o, const gemm_context &ctx,
                           }
                           return ref.check(p, Ca.f32(), why).ok();
                       }});
-        onednn_batched mm;
+        onednn_batched_matmul mm;
         if (o.vs == "onednn") {
             std::string err;
-            if (!mm.init(p, d, 1.0f, 0.0f, Cp.f32(), &err)) {
+            if (!mm.init(p, d.in_dt(), d.a(), d.in_dt(), d.b(), dnnl::memory::data_type::f32,
+                         Cp.f32(), 1.0f, 0.0f, &err)) {
                 r.detail = err;
             } else {
                 r.peer = "onednn_matmul_batched";

@@ -37,6 +37,9 @@ struct int8_batch_data {
         if (beta != 0.0f)
             for (size_t e = 0; e < C0.size(); ++e) C0[e] = int32_t(e * 2654435761u % 2001) - 1000;
     }
+    dnnl::memory::data_type a_dt() const {
+        return a_signed ? dnnl::memory::data_type::s8 : dnnl::memory::data_type::u8;
+    }
     int64_t a_at(const gemm_problem &p, int64_t b, int64_t i, int64_t k) const {
         const uint8_t v = A[size_t(b * p.stride_a() + (p.ta == 'N' ? i * p.lda() + k : k * p.lda() + i))];
         return a_signed ? int64_t(int8_t(v)) : int64_t(v);
@@ -107,61 +110,6 @@ private:
     std::vector<int32_t> want_;
 };
 
-class onednn_batched_int8 {
-public:
-    bool init(const gemm_problem &p, const int8_batch_data &d, float alpha, float beta,
-              int32_t *C, std::string *err) {
-        using namespace dnnl;
-        using dims = memory::dims;
-        try {
-            const int64_t ba = p.share_a ? 1 : p.batch, bb = p.share_b ? 1 : p.batch;
-            const memory::desc a_md({ba, p.M, p.K},
-                                    d.a_signed ? memory::data_type::s8 : memory::data_type::u8,
-                                    p.ta == 'N' ? dims{p.M * p.K, p.lda(), 1}
-                                                : dims{p.M * p.K, 1, p.lda()});
-            const memory::desc b_md({bb, p.K, p.N}, memory::data_type::s8,
-                                    p.tb == 'N' ? dims{p.K * p.N, p.ldb(), 1}
-                                                : dims{p.K * p.N, 1, p.ldb()});
-            const memory::desc c_md({p.batch, p.M, p.N}, memory::data_type::s32,
-                                    dims{p.stride_c(), p.ldc(), 1});
-            const matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), blas_attr(alpha, beta),
-                                            eng_);
-            impl_ = pd.impl_info_str();
-            prim_ = matmul(pd);
-            args_ = {{DNNL_ARG_SRC, memory(a_md, eng_, const_cast<uint8_t *>(d.A.data()))},
-                     {DNNL_ARG_WEIGHTS, memory(b_md, eng_, const_cast<uint8_t *>(d.B.data()))},
-                     {DNNL_ARG_DST, memory(c_md, eng_, C)}};
-            return true;
-        } catch (const dnnl::error &e) {
-            *err = std::string("oneDNN batched int8 matmul: ") + e.what() + " -- not compared";
-            return false;
-        }
-    }
-    void execute() {
-        prim_.execute(strm_, args_);
-        strm_.wait();
-    }
-    const std::string &impl() const { return impl_; }
-
-private:
-    dnnl::engine eng_{dnnl::engine::kind::cpu, 0};
-    dnnl::stream strm_{eng_};
-    dnnl::matmul prim_;
-    std::unordered_map<int, dnnl::memory> args_;
-    std::string impl_;
-};
-
-row base_row(const gemm_context &ctx, const gemm_problem &p, const std::string &dt) {
-    row r;
-    r.p = p;
-    r.dt = dt;
-    r.threads = ctx.threads;
-    r.isa = ctx.isa;
-    r.backend = ctx.backend;
-    r.variant = "batch";
-    return r;
-}
-
 bool check_one(const options &o, const gemm_problem &p, uint64_t seed, std::string *detail) {
     int8_batch_data d;
     d.init(p, o.dt == "s8s8s32", seed, o.beta);
@@ -177,9 +125,10 @@ bool check_one(const options &o, const gemm_problem &p, uint64_t seed, std::stri
     *detail += " anvil " + (ok ? "exact (" + std::to_string(ref.size()) + " pts)" : "WRONG (" + why + ")") + ";";
     if (o.vs == "onednn") {
         std::vector<int32_t> Cd = d.C0;
-        onednn_batched_int8 mm;
+        onednn_batched_matmul mm;
         std::string err;
-        if (!mm.init(p, d, o.alpha, o.beta, Cd.data(), &err)) {
+        if (!mm.init(p, d.a_dt(), d.A.data(), dnnl::memory::data_type::s8, d.B.data(),
+                     dnnl::memory::data_type::s32, Cd.data(), o.alpha, o.beta, &err)) {
             *detail += " " + err + ";";
         } else {
             mm.execute();
@@ -213,7 +162,7 @@ int run_check_batch_int8(const options &o, const gemm_context &ctx,
     int failures = 0;
     uint64_t seed = o.seed;
     for (const gemm_problem &p : ps) {
-        row r = base_row(ctx, p, o.dt);
+        row r = batch_row(ctx, p, o.dt);
         std::string detail;
         const bool ok = check_one(o, p, seed++, &detail);
         r.status = ok ? "PASS" : "FAIL";
@@ -229,7 +178,7 @@ int run_perf_batch_int8(const options &o, const gemm_context &ctx,
     int failures = 0;
     uint64_t seed = o.seed;
     for (const gemm_problem &p : ps) {
-        row r = base_row(ctx, p, o.dt);
+        row r = batch_row(ctx, p, o.dt);
         int8_batch_data d;
         d.init(p, o.dt == "s8s8s32", seed++, 0.0f);
         std::vector<int32_t> Ca(size_t(p.elems_c())), Cp(size_t(p.elems_c()));
@@ -248,10 +197,11 @@ int run_perf_batch_int8(const options &o, const gemm_context &ctx,
                           }
                           return ref.check(Ca.data(), why);
                       }});
-        onednn_batched_int8 mm;
+        onednn_batched_matmul mm;
         if (o.vs == "onednn") {
             std::string err;
-            if (!mm.init(p, d, 1.0f, 0.0f, Cp.data(), &err)) {
+            if (!mm.init(p, d.a_dt(), d.A.data(), dnnl::memory::data_type::s8, d.B.data(),
+                         dnnl::memory::data_type::s32, Cp.data(), 1.0f, 0.0f, &err)) {
                 r.detail = err;
             } else {
                 r.peer = "onednn_matmul_batched";
