@@ -670,7 +670,9 @@ void fuzz_batch(fz::reader &r) {
     float *pc = buf[2] ? reinterpret_cast<float *>(buf[2]->p) : nullptr;
     // int8's co: one per row or column (any values), absent with bit 3 of nulls.
     std::vector<int32_t> co_buf;
-    if (int8 && !(nulls & 8) && small(std::max<int64_t>(M, N) * 4))
+    // (The element count is compared, not its bytes: M or N may be near
+    // INT64_MAX, where * 4 overflows.)
+    if (int8 && !(nulls & 8) && small(std::max<int64_t>(M, N)) && small(std::max<int64_t>(M, N) * 4))
         co_buf.assign(size_t(std::max<int64_t>({M, N, 1})), int32_t(seed) - 100);
     const int32_t *co = co_buf.empty() ? nullptr : co_buf.data();
     auto *pc32 = reinterpret_cast<int32_t *>(pc);
