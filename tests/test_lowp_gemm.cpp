@@ -425,7 +425,8 @@ TEST_CASE("lowp: B packed ahead by the call, several M blocks and K blocks") {
 // row sums) are read where they are, not copied: the gap between rows
 // (lda > K) holds garbage (0xff bytes; bf16 NaNs, which would poison any
 // product they entered) and the last row ends at a guard page, so a read
-// past K would show in C or fault.  Exact integer data.
+// past K would show in C or fault.  Exact integer data, against the
+// reference and oneDNN.
 TEST_CASE("lowp: A read in place reads nothing past K of each row") {
     tu::fault_reporter fr;
     uint64_t seed = 1400;
@@ -461,6 +462,10 @@ TEST_CASE("lowp: A read in place reads nothing past K of each row") {
                         bad += C[size_t(i * N + j)] != dot;
                     }
                 CHECK(bad == 0);
+                std::vector<int32_t> Cp(C.size(), 0);
+                if (peer::gemm_x8s8s32(false, 'N', tb, 'F', M, N, K, 1.0f, a8, lda, 0, B.data(),
+                                       ldb, 0, 0.0f, Cp.data(), N, &co))
+                    CHECK(std::memcmp(C.data(), Cp.data(), C.size() * 4) == 0);
                 // bf16 x bf16 -> f32 with small integers (exact).
                 tu::guarded gb(size_t(M * lda * 2));
                 auto *a16 = reinterpret_cast<uint16_t *>(gb.end()) - (M - 1) * lda - K;
@@ -483,13 +488,23 @@ TEST_CASE("lowp: A read in place reads nothing past K of each row") {
                         bad += double(Cf[size_t(i * N + j)]) != dot;
                     }
                 CHECK(bad == 0);
+                lt::shape sh;
+                sh.tb = tb;
+                sh.M = M;
+                sh.N = N;
+                sh.K = K;
+                sh.pad_a = lda - K;
+                std::vector<float> Cd(Cf.size(), 0.0f);
+                if (peer::bf16_matmul(sh, 1.0f, a16, Bb.data(), 0.0f, Cd.data()))
+                    CHECK(std::memcmp(Cf.data(), Cd.data(), Cf.size() * 4) == 0);
             }
 }
 
 // bf16 with B transposed at M <= 2 and a B of >= 1 MiB runs the Highway
 // dot kernels (B read in place) on the JIT tier too: bitwise the same as
 // the same product with B stored K x N (the row-B / packed kernels), on
-// random fractions (any change in the order of the sums shows).
+// random fractions (any change in the order of the sums shows); and equal
+// to oneDNN's bf16 matmul on small integers.
 TEST_CASE("lowp bf16: B transposed and read in place gives the bits of B not transposed") {
     // AMX tiles sum in tdpbf16ps' order (README), the small-M in-place
     // kernels in vdpbf16ps': the bits differ there by design.
@@ -517,6 +532,20 @@ TEST_CASE("lowp bf16: B transposed and read in place gives the bits of B not tra
             REQUIRE(anvil_gemm_bf16bf16f32('N', 'N', M, N, K, 1.0f, A.data(), K, Bn.data(), N, 0.0f,
                                            Cn.data(), N) == anvil_success);
             CHECK(std::memcmp(Ct.data(), Cn.data(), Ct.size() * 4) == 0);
+            // oneDNN on the same path with small integers (every sum exact,
+            // so any order gives the same bits).
+            for (auto &v : A) v = lt::f32_to_bf16(r.small_int());
+            for (auto &v : Bt) v = lt::f32_to_bf16(r.small_int());
+            REQUIRE(anvil_gemm_bf16bf16f32('N', 'T', M, N, K, 1.0f, A.data(), K, Bt.data(), K, 0.0f,
+                                           Ct.data(), N) == anvil_success);
+            lt::shape sh;
+            sh.tb = 'T';
+            sh.M = M;
+            sh.N = N;
+            sh.K = K;
+            std::vector<float> Cd(Ct.size(), 0.0f);
+            if (peer::bf16_matmul(sh, 1.0f, A.data(), Bt.data(), 0.0f, Cd.data()))
+                CHECK(std::memcmp(Ct.data(), Cd.data(), Ct.size() * 4) == 0);
         }
 }
 
