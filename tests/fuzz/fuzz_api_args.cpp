@@ -642,7 +642,8 @@ void fuzz_batch(fz::reader &r) {
                 (long long)sa, (long long)B.ld, (long long)sb, (long long)C.ld, (long long)sc,
                 (long long)batch, double(alpha), double(beta), nulls);
 
-    const bool offset_ok = !int8 || std::strchr("FfCcRr", offsetc) != nullptr;
+    // (strchr finds the terminator too: '\0' must be tested apart.)
+    const bool offset_ok = !int8 || (offsetc != '\0' && std::strchr("FfCcRr", offsetc) != nullptr);
     const bool item_ok = chars_ok && offset_ok && M >= 0 && N >= 0 && K >= 0 && ld_ok(A) &&
                          ld_ok(B) && ld_ok(C);
     bool c_layout_ok = true;
