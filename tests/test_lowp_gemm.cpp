@@ -421,6 +421,36 @@ TEST_CASE("lowp: B packed ahead by the call, several M blocks and K blocks") {
     }
 }
 
+// One row tile of a small M whose B the tasks pack themselves: several K
+// blocks (the packed block stays in L2; no longer all of K in one block),
+// 512-column tasks with a ragged last one, and N not a multiple of 16.
+TEST_CASE("lowp: small M, B packed in the tasks, several K blocks and wide tasks") {
+    uint64_t seed = 1400;
+    for (char tb : {'N', 'T'}) {
+        for (int64_t m : {3, 9, 12}) {
+            shape s;
+            s.M = m;
+            s.N = 2100;  // 5 tasks of 512 columns, the last 52 wide
+            s.tb = tb;
+            s.K = 1537;  // bf16: 769 pairs; int8: 385 quads: K blocks of both
+            run_bf16(s, bf16_fill::integer, 1.0f, 0.0f, seed++);
+            run_bf16(s, bf16_fill::fraction, 1.0f, 1.0f, seed++);
+            int8_params q;
+            q.full_range = true;
+            q.ao = 3;
+            q.bo = -5;
+            q.offsetc = 'R';
+            q.vs_onednn = true;
+            run_int8(s, q, seed++);
+            q.ao = 0;
+            q.bo = 0;
+            q.offsetc = 'F';
+            q.co_zero = true;
+            run_int8(s, q, seed++);
+        }
+    }
+}
+
 // u8 and bf16 rows of A along K (A 'N', K a whole number of groups, no
 // row sums) are read where they are, not copied: the gap between rows
 // (lda > K) holds garbage (0xff bytes; bf16 NaNs, which would poison any

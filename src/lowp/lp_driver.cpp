@@ -366,8 +366,13 @@ lp_blocking choose_lp_blocking(const lp_problem &p) {
     b.kcg = ceil_div(b.kg, nkb);
     // One row tile: each B micro-panel is used once, so there is no reuse
     // to block for; all of K in one kernel call reads every panel as one
-    // sequential stream and keeps the accumulators in registers.
-    if (p.M <= kMR) b.kcg = b.kg;
+    // sequential stream and keeps the accumulators in registers.  Not when
+    // the task packs B itself: its packed block (kcg groups of nc columns)
+    // must stay in L2 between the pack and the kernels, and all of K is
+    // 1..2 MiB at K = 4096 (measured on the Zen 5 VM, 1 thread, in-process
+    // A/B: bf16 B 'T' 4 x 4096 x 4096 +59%, 8 x 4096 x 11008 +60%, 12 x
+    // 4096 x 4096 +31%; u8s8s32 12 x 4096 x 4096 +12%).
+    if (p.M <= kMR && !b_packed_in_task(p)) b.kcg = b.kg;
     const int nthr = threading::num_threads();
     // 2 M N K may exceed int64 (K up to 2^62 with alpha = 0): checked
     // integer products (a small call's few ns matter here).
