@@ -297,27 +297,36 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
     } else {
         // B packed ahead: K blocks outermost, so each K block of A (mc rows)
         // stays in L2 while every panel of the block passes through L1.
-        // The last row tile of a panel prefetches the next panel (b_next,
-        // in step with its own walk): that runs a whole panel (kg groups)
+        // The last row tile of a panel prefetches (b_next, in step with
+        // its own walk) the next panel's K block, a whole panel (kg groups)
         // ahead.  Further ahead than half of L2 the lines are evicted
-        // before their use, so the kernels prefetch their own panel a few
-        // groups ahead instead, which at a panel's end runs on into the
-        // next one (panels are contiguous).  Measured on the Zen 5 VM, 1
-        // thread, in-process A/B of the bf16 matmul handle (K = 11008: 704
-        // KiB ahead): 1 x 4096 x 11008 +38%, 4 x 4096 x 11008 +70%, 12 x
-        // 4096 x 11008 +39%.  Nearer than that (K = 4096: 128..256 KiB)
-        // the next-panel stream was as fast or faster (int8 4 x 11008 x
-        // 4096: own stream 0.76x).
+        // before their use, so the kernels then prefetch their own block a
+        // few groups ahead instead.  One row tile (M <= 12: a single K
+        // block, each panel one stream read once) prefetches its own panel
+        // lead_bytes (L2 / 16) ahead, running on into the next panel at its end
+        // (panels are contiguous): far enough for memory's latency, near
+        // enough to stay in L2.  Measured on the Zen 5 VM, 1 thread,
+        // in-process A/B of the bf16 matmul handle, K = 11008 (panels of
+        // 704 KiB), against the next panel: own stream 8 groups ahead 1 x
+        // 4096 x 11008 +7-38%, 4 x 4096 x 11008 +32-70%; then 32 / 64 /
+        // 128 / 256 KiB ahead of that +30 / +46 / +52 / +19% and +12 / +37
+        // / +24 / -14%.  K = 4096 (panels of 128..256 KiB): 64 KiB ahead
+        // vs the next panel int8 -1..+5%, bf16 +6..+12%.
         const int64_t next_panel_bytes = b.kg * pbg;
-        const bool next_panel_hint = next_panel_bytes <= int64_t(cpu::info().caches.l2) / 2;
+        const int64_t l2 = int64_t(cpu::info().caches.l2);
+        const bool next_panel_hint = next_panel_bytes <= l2 / 2;
+        const bool one_tile = m <= ks.mr;
+        const int64_t lead_bytes = std::max<int64_t>(1, l2 / 16 / pbg) * pbg;
         for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
             const bool last = g0 + b.kcg >= b.kg;
             for (int64_t jc = 0; jc < n; jc += kNR) {
                 const int64_t panel = (j0 + jc) / kNR;
                 const uint8_t *bp = pb + (panel * b.kg + g0) * pbg;
                 if (last) last_block_prefetch(jc, true);
-                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp,
-                                next_panel_hint ? bp + next_panel_bytes : nullptr, acc, acc_ld,
+                const uint8_t *hint = one_tile          ? bp + lead_bytes
+                                      : next_panel_hint ? bp + next_panel_bytes
+                                                        : nullptr;
+                run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, hint, acc, acc_ld,
                                 last ? fin : none);
                 if (last) last_block_prefetch(jc, false);
             }
