@@ -13,6 +13,7 @@
 #include "cache/call_memo.h"
 #include "cache/kernel_cache.h"
 #include "common/memory.h"
+#include "cpu/isa.h"
 #include "gemm/dot.h"
 #include "gemm/pack.h"
 #include "threading/parallel.h"
@@ -392,6 +393,14 @@ bool run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
         args.ldc = p.ldc;
         args.alpha = p.alpha;
         args.b_ld = nr;
+        // One row tile (M <= 12) reads the weights as one stream, panel
+        // after panel, each byte once: it prefetches that stream L2 / 16
+        // (64 KiB) ahead, far enough for memory's latency and near enough
+        // to stay in L2 (the kernel's own prefetch, 8 rows = 1 KiB ahead,
+        // left the bandwidth-bound M = 1..4 shapes waiting on memory; the
+        // lowp matmul measured the same, lp_driver.cpp).  Past the last
+        // panel's end it prefetches nothing anyone reads (never a fault).
+        const int64_t lead_rows = std::max<int64_t>(1, int64_t(cpu::info().caches.l2) / 16 / (nr * 4));
         // on_done takes runs of panels at least kDoneCols wide: a call per
         // panel would hand the chain row segments of nr columns.
         constexpr int64_t kDoneCols = 256;
@@ -413,7 +422,7 @@ bool run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
                                                       : nullptr;
                 for (int64_t t = 0; t < rt.count; ++t) {
                     const int64_t h = rt.height(t);
-                    args.b_next = t == 0 ? nullptr : next;
+                    args.b_next = t > 0 ? next : rt.count == 1 ? args.b + lead_rows * nr : nullptr;
                     // Full-depth packed panel t: A(i, k) at start(t)*K + k*h + i.
                     set_a_tile(p, rt.start(t), h, pc, args.k,
                                abuf ? abuf + rt.start(t) * p.K + pc * h : nullptr, &args);

@@ -298,23 +298,24 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
         // B packed ahead: K blocks outermost, so each K block of A (mc rows)
         // stays in L2 while every panel of the block passes through L1.
         // The last row tile of a panel prefetches (b_next, in step with
-        // its own walk) the next panel's K block, a whole panel (kg groups)
-        // ahead.  Further ahead than half of L2 the lines are evicted
-        // before their use, so the kernels then prefetch their own block a
-        // few groups ahead instead.  One row tile (M <= 12: a single K
-        // block, each panel one stream read once) prefetches its own panel
-        // lead_bytes (L2 / 16) ahead, running on into the next panel at its end
+        // its own walk) the next panel's K block, which the first tile
+        // reads next: one kernel call ahead.  One row tile (M <= 12: a
+        // single K block, so each panel is one stream read once) would
+        // then run a whole panel ahead, and beyond L2's reach for long
+        // panels (K = 11008 bf16: 704 KiB; the lines were evicted before
+        // their use), so it prefetches its own panel lead_bytes (L2 / 16)
+        // ahead instead, running on into the next panel at its end
         // (panels are contiguous): far enough for memory's latency, near
         // enough to stay in L2.  Measured on the Zen 5 VM, 1 thread,
-        // in-process A/B of the bf16 matmul handle, K = 11008 (panels of
-        // 704 KiB), against the next panel: own stream 8 groups ahead 1 x
-        // 4096 x 11008 +7-38%, 4 x 4096 x 11008 +32-70%; then 32 / 64 /
-        // 128 / 256 KiB ahead of that +30 / +46 / +52 / +19% and +12 / +37
-        // / +24 / -14%.  K = 4096 (panels of 128..256 KiB): 64 KiB ahead
-        // vs the next panel int8 -1..+5%, bf16 +6..+12%.
-        const int64_t next_panel_bytes = b.kg * pbg;
+        // in-process A/B of the bf16 matmul handle, K = 11008, against the
+        // next panel: own stream 8 groups ahead 1 x 4096 x 11008 +7-38%, 4
+        // x 4096 x 11008 +32-70%; then 32 / 64 / 128 / 256 KiB ahead of
+        // that +30 / +46 / +52 / +19% and +12 / +37 / +24 / -14%.  K = 4096
+        // (panels of 128..256 KiB): 64 KiB ahead vs the next panel int8
+        // -1..+5%, bf16 +6..+12%.  (Several row tiles keep the next-panel
+        // hint at any K: dropping it for K = 11008 took bf16 16 x 4096 x
+        // 11008 from 1.21x to 0.85x oneDNN.)
         const int64_t l2 = int64_t(cpu::info().caches.l2);
-        const bool next_panel_hint = next_panel_bytes <= l2 / 2;
         const bool one_tile = m <= ks.mr;
         const int64_t lead_bytes = std::max<int64_t>(1, l2 / 16 / pbg) * pbg;
         for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
@@ -323,9 +324,7 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
                 const int64_t panel = (j0 + jc) / kNR;
                 const uint8_t *bp = pb + (panel * b.kg + g0) * pbg;
                 if (last) last_block_prefetch(jc, true);
-                const uint8_t *hint = one_tile          ? bp + lead_bytes
-                                      : next_panel_hint ? bp + next_panel_bytes
-                                                        : nullptr;
+                const uint8_t *hint = bp + (one_tile ? lead_bytes : b.kg * pbg);
                 run_panel_block(b, ks, pa, i0, m, n, jc, g0, bp, hint, acc, acc_ld,
                                 last ? fin : none);
                 if (last) last_block_prefetch(jc, false);
