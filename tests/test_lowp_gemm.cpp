@@ -540,10 +540,22 @@ TEST_CASE("lowp bf16: B transposed and read in place gives the bits of B not tra
     // kernels in vdpbf16ps': the bits differ there by design.
     if (anvil::lowp::select_lp_backend(anvil::lowp::lp_kind::bf16).uses_tiles()) return;
     uint64_t seed = 1500;
+    // One row with a B larger than L3 (on the JIT's AVX512-BF16 tier the
+    // only dot-path case; below it the small ones take the Highway dot
+    // kernels): odd K, N not a multiple of the tiles.
+    const int64_t big_k = 2051, big_n = int64_t(anvil::cpu::info().caches.l3) / (2 * big_k) + 17;
+    const std::vector<std::pair<int64_t, int64_t>> nks = {{600, 1024}, {4100, 130}, {97, 6001}, {big_n, big_k}};
     for (int64_t M : {1, 2, 3})
-        for (const int64_t *nk : {(const int64_t[]){600, 1024}, (const int64_t[]){4100, 130},
-                                  (const int64_t[]){97, 6001}}) {
-            const int64_t N = nk[0], K = nk[1];
+        for (const auto &nk : nks) {
+            const int64_t N = nk.first, K = nk.second;
+            if (K == big_k && M > 1) continue;
+            if (K == big_k && anvil::cpu::effective_tier(false) >= anvil_isa_avx512_core_bf16) {
+                char text[2048];
+                size_t needed = 0;
+                REQUIRE(anvil_explain_gemm(anvil_dt_bf16, anvil_dt_bf16, 'N', 'T', M, N, K, text,
+                                           sizeof(text), &needed) == anvil_success);
+                CHECK(std::string(text).find("inplace_dot") != std::string::npos);
+            }
             CAPTURE(M);
             CAPTURE(N);
             CAPTURE(K);

@@ -113,12 +113,15 @@ constexpr int64_t kHwyDotMinKWide = 512;  // 3 or 4 rows
 constexpr int64_t kHwyDotBf16MinK = 128;
 // The same Highway bf16 dot kernels (AVX-512 targets) under the JIT's
 // AVX512-BF16 tier, whose packed path is much faster on a B that stays
-// in cache: only up to 2 rows and a B of at least 1 MiB, which streams
-// from L3 or memory on every call (in-process A/B on the Zen 5 VM, 1
-// thread, packed -> in place: 1x4096x4096 +76%, 2x4096x4096 +27%, but
-// 3x4096x4096 +10%, 4x4096x4096 -18%, 2x1024x256 -45%, 1x512x128 -27%).
-constexpr int64_t kJitDotBf16MaxRows = 2;
-constexpr int64_t kJitDotBf16MinBBytes = int64_t(1) << 20;
+// in cache: only for one row and a B larger than L3, which streams from
+// memory on every call.  In-process A/B on the Zen 5 VM, 1 thread, dot ->
+// packed once the packed path kept its K blocks in L2 and walked a
+// transposed B panel by panel: 1x11008x4096 -24%, 1x4096x11008 -39%,
+// 1x4096x8192 -21% (B of 64..90 MiB: dot stays), but 1x4096x4096 (32
+// MiB) +34%, 1x2048x2048 +40%, 2x4096x4096 +76%, 2x11008x4096 +35%,
+// 2x1024x1024 +59% (2x4096x11008 -12%: two rows pack).  (Before those
+// changes the dot kernels won from 1 MiB up to 2 rows: 1x4096x4096 +76%.)
+constexpr int64_t kJitDotBf16MaxRows = 1;
 // bf16 (Highway, row-major B, M <= 4): the row-B kernels keep the packed
 // path's order with no transpose; from K x N = 4096 on they beat packing B
 // per call (same runs, GFLOP/s: 1x4096x4096 2.9 -> 7.3, 2x4096x4096 4.9 ->
@@ -412,7 +415,7 @@ bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
     if (p.kind == lp_kind::bf16) {
         if (p.transb && be.tier() >= anvil_isa_avx512_core_bf16)  // the JIT's tier
             return be.dot_max_n(p.kind, 1) > 0 && p.M <= kJitDotBf16MaxRows &&
-                   p.K >= kHwyDotBf16MinK && p.N >= kJitDotBf16MinBBytes / 2 / p.K;
+                   p.K >= kHwyDotBf16MinK && p.N > int64_t(cpu::info().caches.l3) / 2 / p.K;
         if (p.transb)  // Highway's dot kernels (there are no JIT bf16 ones)
             return be.dot_max_n(p.kind, 1) > 0 && p.M <= kHwyDotMaxRows &&
                    p.K >= (p.M <= 2 ? kHwyDotBf16MinK : kHwyDotMinKWide);
