@@ -149,6 +149,8 @@ void describe_machine() {
     std::printf("caches:         L1d %s, L2 %s, L3 %s\n", bytes_str(ci.caches.l1d).c_str(),
                 bytes_str(ci.caches.l2).c_str(), bytes_str(ci.caches.l3).c_str());
     if (!ci.l3_note.empty()) std::printf("L3 note:        %s\n", ci.l3_note.c_str());
+    std::printf("weight stream:  prefetched %s ahead by one-row-tile calls (per vendor, cpu/isa.h)\n",
+                bytes_str(ci.stream_prefetch_lead).c_str());
     const char *omp = std::getenv("OMP_NUM_THREADS");
     std::printf("threads:        %d (OMP_NUM_THREADS=%s)\n", anvil_get_num_threads(),
                 omp ? omp : "unset");

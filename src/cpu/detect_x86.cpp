@@ -141,6 +141,7 @@ cpu_info detect_cpu() {
     ci.brand = brand_string();
     ci.detected = detect_features();
     ci.caches = detect_caches(ci.vendor, &ci.l3_note);
+    if (ci.vendor == "AuthenticAMD") ci.stream_prefetch_lead = ci.caches.l2 / 16;
     return ci;
 }
 

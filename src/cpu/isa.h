@@ -39,6 +39,24 @@ struct cpu_info {
     uint32_t detected = 0;   // what the CPU (and the OS's XSAVE state) allows
     cache_sizes caches;
     std::string l3_note;     // how the L3 figure was derived
+    // How far ahead (bytes) a kernel that streams prepacked weights once
+    // (one row tile: M <= MR, the bandwidth-bound inference case) prefetches
+    // its own stream.  It depends on the core's memory pipeline, not on a
+    // cache size alone, so it is set per vendor from measurements (1
+    // thread, planned / matmul handles, 1 and 4 x 4096 x 4096, 1 x 4096 x
+    // 11008, 4 x 11008 x 4096 in f32, bf16 and u8s8s32):
+    //  - AMD (Zen 5 VM): L2 / 16 = 64 KiB; 32 / 64 / 128 / 256 KiB gave
+    //    +30 / +46 / +52 / +19% over prefetching one panel ahead
+    //    (lp_driver.cpp has the series).
+    //  - Intel (a Xeon VM, family 6 model 207, 2 MiB L2, where L2 / 16 is
+    //    128 KiB): 128 / 32 / 16 / 8 / 4 / 2 KiB gave 0.89-0.95x / 0.90-0.98x
+    //    / 0.95-1.07x / 0.99-1.11x / 0.98-1.10x / 0.98-1.04x oneDNN's
+    //    prepacked matmul in one run each; from DRAM (--cold, f32) 128 KiB
+    //    0.93-1.06x, 8 KiB 1.02-1.24x.  8 KiB: about as far as the L1 fill
+    //    buffers reach; farther, the lines arrive before they are wanted
+    //    and leave L1 again.
+    //  - others (no JIT kernel reads it today): 8 KiB.
+    int64_t stream_prefetch_lead = 8 * 1024;
 };
 
 // Detected once, thread-safe.

@@ -394,13 +394,15 @@ bool run_panel_major(const sgemm_problem &p, const blocking &blk, const kernel_t
         args.alpha = p.alpha;
         args.b_ld = nr;
         // One row tile (M <= 12) reads the weights as one stream, panel
-        // after panel, each byte once: it prefetches that stream L2 / 16
-        // (64 KiB) ahead, far enough for memory's latency and near enough
-        // to stay in L2 (the kernel's own prefetch, 8 rows = 1 KiB ahead,
-        // left the bandwidth-bound M = 1..4 shapes waiting on memory; the
-        // lowp matmul measured the same, lp_driver.cpp).  Past the last
-        // panel's end it prefetches nothing anyone reads (never a fault).
-        const int64_t lead_rows = std::max<int64_t>(1, int64_t(cpu::info().caches.l2) / 16 / (nr * 4));
+        // after panel, each byte once: it prefetches that stream
+        // cpu_info::stream_prefetch_lead bytes ahead (64 KiB on Zen 5, 8 KiB
+        // on Intel: the measurements are in cpu/isa.h), far enough for
+        // memory's latency (the kernel's own prefetch, 8 rows = 1 KiB
+        // ahead, left the bandwidth-bound M = 1..4 shapes waiting on memory
+        // on Zen 5; the lowp matmul measured the same, lp_driver.cpp).  Past
+        // the last panel's end it prefetches nothing anyone reads (never a
+        // fault).
+        const int64_t lead_rows = std::max<int64_t>(1, cpu::info().stream_prefetch_lead / (nr * 4));
         // on_done takes runs of panels at least kDoneCols wide: a call per
         // panel would hand the chain row segments of nr columns.
         constexpr int64_t kDoneCols = 256;

@@ -328,10 +328,11 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
         // single K block, so each panel is one stream read once) would
         // then run a whole panel ahead, and beyond L2's reach for long
         // panels (K = 11008 bf16: 704 KiB; the lines were evicted before
-        // their use), so it prefetches its own panel lead_bytes (L2 / 16)
-        // ahead instead, running on into the next panel at its end
-        // (panels are contiguous): far enough for memory's latency, near
-        // enough to stay in L2.  Measured on the Zen 5 VM, 1 thread,
+        // their use), so it prefetches its own panel lead_bytes ahead
+        // instead (cpu_info::stream_prefetch_lead: L2 / 16 on Zen 5, 8 KiB
+        // on Intel, where farther lost up to 11%; see cpu/isa.h), running
+        // on into the next panel at its end (panels are contiguous): far
+        // enough for memory's latency, near enough to stay in L2.  Measured on the Zen 5 VM, 1 thread,
         // in-process A/B of the bf16 matmul handle, K = 11008, against the
         // next panel: own stream 8 groups ahead 1 x 4096 x 11008 +7-38%, 4
         // x 4096 x 11008 +32-70%; then 32 / 64 / 128 / 256 KiB ahead of
@@ -341,9 +342,8 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
         // hint at any K: a commit that dropped it for K = 11008 saw bf16 16
         // x 4096 x 11008 at 0.85x oneDNN in a table run, 1.21x the run
         // before; restoring it measured +8% in an in-process A/B.)
-        const int64_t l2 = int64_t(cpu::info().caches.l2);
         const bool one_tile = m <= ks.mr;
-        const int64_t lead_bytes = std::max<int64_t>(1, l2 / 16 / pbg) * pbg;
+        const int64_t lead_bytes = std::max<int64_t>(1, cpu::info().stream_prefetch_lead / pbg) * pbg;
         for (int64_t g0 = 0; g0 < b.kg; g0 += b.kcg) {
             const bool last = g0 + b.kcg >= b.kg;
             for (int64_t jc = 0; jc < n; jc += kNR) {
