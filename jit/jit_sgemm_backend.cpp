@@ -25,7 +25,25 @@ public:
     // measured Zen 5, 1 thread: 64x11008x4096 0.73x -> 0.96x dnnl_sgemm,
     // 128x11008x4096 0.87x -> 1.01x, 256 rows worse in place), with the
     // L1-sized K blocks (short ones cost 10-20% at M = 4..16).
-    in_place_b_policy in_place_b() const override { return {128, 0, 0, 0, 128, 0}; }
+    // Intel (a Xeon VM, family 6 model 207, 48 KiB L1d, 1 thread, in-process
+    // A/B against the Zen 5 policy): a row stride that is a multiple of
+    // 2 KiB puts an L1-sized strip (kc = 373 rows of 128 bytes) into one
+    // or two L1 sets, and this core's L1 then misses on every row; K
+    // blocks of 128 rows: 1 / 4 / 16 / 64 / 128 x 4096 x 4096 +32 / +16 /
+    // +35 / +51 / +51%, 16 x 4096 x 11008 +56%, 64 x 11008 x 4096 +47%;
+    // for B streamed from memory, up to 16 rows, 64 rows: a further +4 /
+    // 0 / +7 / +13% (1 / 4 / 16 x 4096 x 4096, 16 x 4096 x 11008).  Rows
+    // that spread over the sets keep the L1-sized blocks (64 x 4099 x 1000
+    // lost 3-4% at 128).
+    in_place_b_policy in_place_b() const override {
+        in_place_b_policy p{128, 0, 0, 0, 128, 0};
+        if (cpu::info().vendor == "GenuineIntel") {
+            p.kc_cap_aliased = 128;
+            p.few_rows = 16;
+            p.kc_cap_few_rows = 64;
+        }
+        return p;
+    }
     bool supports_k_segments() const override { return true; }
 
     anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const override {

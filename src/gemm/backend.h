@@ -66,6 +66,10 @@ public:
         int64_t kc_cap_few_rows = 16;
         int64_t max_rows_spread = 128;
         int64_t kc_cap_spread = 128;
+        // K blocks at most this long (0: no cap of its own) when the rows
+        // of an in-place B alias in L1 (a stride that is a multiple of
+        // 2 KiB), for any M up to the in-place limit; the smaller cap wins.
+        int64_t kc_cap_aliased = 0;
     };
     virtual in_place_b_policy in_place_b() const { return {}; }
     // Whether get() makes kernels with kUkFlagKSegments and kUkFlagRowTiles

@@ -67,8 +67,10 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     const bool b_rows_spread = !transb && !stride_aliases_l1(ldb);
     const int64_t in_place_rows =
         b_rows_spread ? std::max(in_place.max_rows, in_place.max_rows_spread) : in_place.max_rows;
-    const int64_t in_place_kc_cap =
-        M > in_place.max_rows ? in_place.kc_cap_spread : in_place.kc_cap;
+    int64_t in_place_kc_cap = M > in_place.max_rows ? in_place.kc_cap_spread : in_place.kc_cap;
+    if (!transb && !b_rows_spread && in_place.kc_cap_aliased > 0)
+        in_place_kc_cap = in_place_kc_cap > 0 ? std::min(in_place_kc_cap, in_place.kc_cap_aliased)
+                                              : in_place.kc_cap_aliased;
     b.pack_b = !b_prepacked && (transb || (M > in_place_rows && K * N > kDirectBBytes / fsz));
 
     // One row tile and nothing to reuse B for: do not split K at all, so C
