@@ -57,6 +57,13 @@ struct cpu_info {
     //    and leave L1 again.
     //  - others (no JIT kernel reads it today): 8 KiB.
     int64_t stream_prefetch_lead = 8 * 1024;
+    // The fp32 GEMM's packed A block (mc x kc) takes L2 / a_block_l2_divisor
+    // (gemm/blocking.cpp).  2 everywhere (BLIS's half of L2, which the
+    // Zen 5 tuning used) except Intel, 8: on the Xeon VM (2 MiB L2, kc =
+    // 373) mc = 672 -> 168 rows measured +3-8% on squares 512..2048 and
+    // 512 x 4096 x 4096, 0% on 256 x 4096 x 4096 and 300 x 500 x 700 (1
+    // thread, in-process A/B; 120 and 240 rows within 1% of 168).
+    int64_t a_block_l2_divisor = 2;
 };
 
 // Detected once, thread-safe.

@@ -44,8 +44,10 @@ blocking choose_blocking(const backend &be, bool transa, bool transb, int64_t M,
     // pushes out are brought back by the kernels' next-block prefetch.
     b.kc = std::clamp<int64_t>(round_down(cs.l1d / (b.nr * fsz), 16), 64, 1024);
     // MC: the mc x kc block of A is reused across all nc/nr panels, so it
-    // lives in L2; half of L2 leaves room for the B panels passing through.
-    b.mc = std::clamp<int64_t>(round_down(cs.l2 / 2 / (b.kc * fsz), b.mr), b.mr, 4096);
+    // lives in L2; half of L2 leaves room for the B panels passing through
+    // (an eighth on Intel, measured faster: cpu_info::a_block_l2_divisor).
+    const int64_t a_block_bytes = cs.l2 / std::max<int64_t>(1, cpu::info().a_block_l2_divisor);
+    b.mc = std::clamp<int64_t>(round_down(a_block_bytes / (b.kc * fsz), b.mr), b.mr, 4096);
     // NC: the kc x nc block of packed B is shared by all threads and
     // revisited for every mc block: half of the L3 share.
     b.nc = std::clamp<int64_t>(round_down(cs.l3 / 2 / (b.kc * fsz), b.nr), b.nr, 1 << 20);
