@@ -64,6 +64,13 @@ struct cpu_info {
     // 512 x 4096 x 4096, 0% on 256 x 4096 x 4096 and 300 x 500 x 700 (1
     // thread, in-process A/B; 120 and 240 rows within 1% of 168).
     int64_t a_block_l2_divisor = 2;
+    // How many K groups ahead the lowp B packer (lowp/lp_pack.cpp,
+    // pack_block_n) prefetches the columns it packs from a row-major B.
+    // 8 (Zen 5: 4 and 16 gave less); Intel 16: on the Xeon VM, u8s8s32
+    // 16 x 4096 x 4096 / 16 x 4096 x 11008 / 64 x 4096 x 4096 +36 / +34 /
+    // +15% over 8 (24: +31 / +28 / +13%; 4: -2%), bf16 within noise
+    // (compute-bound there: vdpbf16ps runs at half the fp32 FMA peak).
+    int64_t pack_prefetch_groups = 8;
 };
 
 // Detected once, thread-safe.

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cpu/isa.h"
 #include "fallback/hwy_interleave.h"
 
 #if defined(__SSE2__)
@@ -108,8 +109,9 @@ void pack_block_n(int64_t K, int64_t N, const uint8_t *b, int64_t ldb, int64_t p
     // the lines at one column offset of all 32 rows ahead fall in one L1
     // set and evicted each other before use (Zen 5, 1 thread, alternating
     // runs: u8s8s32 16x4096x11008 273-282 -> 338-362 GOP/s; 4096 x 4096,
-    // 11008 x 4096 and bf16 within noise).
-    constexpr int64_t kPrefetchGroups = 8;
+    // 11008 x 4096 and bf16 within noise).  Intel wants twice as far
+    // (cpu_info::pack_prefetch_groups; the measurements are in cpu/isa.h).
+    const int64_t kPrefetchGroups = cpu::info().pack_prefetch_groups;
     const int64_t seg_begin = p0 * kNR * kElem, seg_end = std::min(p1 * kNR, N) * kElem;
     const fallback::interleave_panels_fn interleave = fallback::interleave_panels_for_cap();
     for (int64_t g = 0; g < gn; ++g) {
