@@ -29,6 +29,7 @@ if(ANVIL_QEMU_AARCH64)
   # libc6:arm64 (another build of glibc than the cross libc the loader comes
   # from); mixing the two makes pthread_create spin forever.  LD_LIBRARY_PATH
   # (a guest path, resolved under -L) keeps every library on the cross side.
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${ANVIL_QEMU_AARCH64} -L /usr/aarch64-linux-gnu
-      -E LD_LIBRARY_PATH=/lib)
+  # emulator-time-limit: runs qemu under tools/test's time limit, if any.
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_LIST_DIR}/emulator-time-limit
+      ${ANVIL_QEMU_AARCH64} -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/lib)
 endif()
