@@ -141,7 +141,7 @@ cpu_info detect_cpu() {
     ci.brand = brand_string();
     ci.detected = detect_features();
     ci.caches = detect_caches(ci.vendor, &ci.l3_note);
-    if (ci.vendor == "AuthenticAMD") ci.stream_prefetch_lead = ci.caches.l2 / 16;
+    ci.stream_prefetch_lead = ci.vendor == "GenuineIntel" ? 8 * 1024 : ci.caches.l2 / 16;
     if (ci.vendor == "GenuineIntel") {
         ci.a_block_l2_divisor = 8;
         ci.pack_prefetch_groups = 16;

@@ -55,8 +55,10 @@ struct cpu_info {
     //    0.93-1.06x, 8 KiB 1.02-1.24x.  8 KiB: about as far as the L1 fill
     //    buffers reach; farther, the lines arrive before they are wanted
     //    and leave L1 again.
-    //  - others (no JIT kernel reads it today): 8 KiB.
-    int64_t stream_prefetch_lead = 8 * 1024;
+    //  - others (Hygon, VIA, Arm, ... and the Highway kernels, which read
+    //    it too): L2 / 16 as before the Intel measurement, unmeasured.
+    // Set by detect_cpu() (0 only before that).
+    int64_t stream_prefetch_lead = 0;
     // The fp32 GEMM's packed A block (mc x kc) takes L2 / a_block_l2_divisor
     // (gemm/blocking.cpp).  2 everywhere (BLIS's half of L2, which the
     // Zen 5 tuning used) except Intel, 8: on the Xeon VM (2 MiB L2, kc =
