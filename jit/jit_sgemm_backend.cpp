@@ -37,7 +37,8 @@ public:
     // lost 3-4% at 128).
     in_place_b_policy in_place_b() const override {
         in_place_b_policy p{128, 0, 0, 0, 128, 0};
-        if (cpu::info().vendor == "GenuineIntel") {
+        static const bool intel = cpu::info().vendor == "GenuineIntel";  // once: read per call
+        if (intel) {
             p.kc_cap_aliased = 128;
             p.few_rows = 16;
             p.kc_cap_few_rows = 64;

@@ -141,8 +141,10 @@ cpu_info detect_cpu() {
     ci.brand = brand_string();
     ci.detected = detect_features();
     ci.caches = detect_caches(ci.vendor, &ci.l3_note);
-    ci.stream_prefetch_lead = ci.vendor == "GenuineIntel" ? 8 * 1024 : ci.caches.l2 / 16;
+    // Streaming choices measured per vendor (cpu_info has the series).
+    ci.stream_prefetch_lead = ci.caches.l2 / 16;
     if (ci.vendor == "GenuineIntel") {
+        ci.stream_prefetch_lead = 8 * 1024;
         ci.a_block_l2_divisor = 8;
         ci.pack_prefetch_groups = 16;
     }

@@ -332,8 +332,9 @@ void run_task(const lp_problem &p, const lp_blocking &b, const kernel_set &ks,
         // instead (cpu_info::stream_prefetch_lead: L2 / 16 on Zen 5, 8 KiB
         // on Intel, where farther lost up to 11%; see cpu/isa.h), running
         // on into the next panel at its end (panels are contiguous): far
-        // enough for memory's latency, near enough to stay in L2.  Measured on the Zen 5 VM, 1 thread,
-        // in-process A/B of the bf16 matmul handle, K = 11008, against the
+        // enough for memory's latency, near enough to stay in L2.  Measured
+        // on the Zen 5 VM, 1 thread, in-process A/B of the bf16 matmul
+        // handle, K = 11008, against the
         // next panel: own stream 8 groups ahead 1 x 4096 x 11008 +7-38%, 4
         // x 4096 x 11008 +32-70%; then 32 / 64 / 128 / 256 KiB ahead of
         // that +30 / +46 / +52 / +19% and +12 / +37 / +24 / -14%.  K = 4096
