@@ -32,7 +32,8 @@ public:
         if (desc.m < 1 || desc.m > jit::kAmxMaxRows || desc.nv < 1 || desc.nv > 2 ||
             desc.accumulate > 1 || (desc.kind != lp_kind::bf16 && desc.kind != lp_kind::u8s8))
             return anvil_invalid_argument;
-        if (desc.epi_out != EPI_NONE) return anvil_unsupported;  // epilogue after the tile store
+        // The epilogue runs after the tile store; tiles read bf16 A as is.
+        if (desc.epi_out != EPI_NONE || desc.a_f32) return anvil_unsupported;
         cache::kernel_ptr k;
         const anvil_status_t st = jit::get_amx_lp_kernel(
             jit::make_amx_lp_desc(desc.kind, desc.m, desc.nv, desc.accumulate != 0), &k);

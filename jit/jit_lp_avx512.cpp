@@ -13,7 +13,8 @@ using lowp::lp_kind;
 
 std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
     static const char *const outs[] = {"", "f32", "bf16", "u8", "s8", "s32"};
-    std::string name = std::string("lp_avx512_") + (d.kind == lp_kind::bf16 ? "bf16" : "u8s8") +
+    std::string name = std::string("lp_avx512_") +
+                       (d.kind == lp_kind::bf16 ? (d.a_f32 ? "bf16_f32a" : "bf16") : "u8s8") +
                        "_m" + std::to_string(d.m) + "_nv" + std::to_string(d.nv) + "_acc" +
                        std::to_string(d.accumulate);
     const int add = d.epi_ops & lowp::EPI_ADD_MASK;
@@ -58,6 +59,12 @@ void jit_lp_avx512::store_vec(const Address &dst, const Zmm &z) {
 }
 
 void jit_lp_avx512::init_acc() {
+    if (d_.a_f32) {
+        // The split's mask, per chunk (an epilogue may have used the
+        // register); r11 is free until load_args (rax may be reg_c here).
+        mov(r11d, 0xFFFF0000u);
+        vpbroadcastd(high_words_mask(), r11d);
+    }
     for (int i = 0; i < rows_; ++i) {
         for (int j = 0; j < d_.nv; ++j) {
             const Zmm a = acc(i, j);
@@ -73,6 +80,10 @@ void jit_lp_avx512::init_acc() {
 // One k-group: load its nv B vectors, then multiply each row's A dword
 // into the row's accumulators.
 void jit_lp_avx512::k_group(int u) {
+    if (d_.a_f32) {
+        k_group_widened(u);
+        return;
+    }
     prefetch_b(u);
     for (int j = 0; j < d_.nv; ++j) load_vec(b_vec(j), ptr[b_at(u, j * kVecBytes)]);
     // A's dword is broadcast into a register, not used as an m32bcst
@@ -88,6 +99,27 @@ void jit_lp_avx512::k_group(int u) {
             else  // acc += A_1*B_1, then += A_0*B_0, each rounded: the contract's order
                 vdpbf16ps(acc(i, j), bcast(i), b_vec(j));
         }
+    }
+}
+
+// One k-group on widened A (CPUs where vdpbf16ps runs at half the FMA's
+// rate, cpu_info::bf16_dot_half_rate): each B vector of bf16 pairs becomes
+// two fp32 vectors (2 integer ops, shared by all rows), then each row
+// takes two FMAs per vector with its fp32 A values broadcast from memory,
+// element 1 first: acc + A_1*B_1, then + A_0*B_0, each rounded once, the
+// products of bf16 values exact -- vdpbf16ps' bits.  A 12 x 32 tile does
+// 48 FMAs and 4 integer ops per group where vdpbf16ps takes 24 issues of
+// 2 cycles each.
+void jit_lp_avx512::k_group_widened(int u) {
+    prefetch_b(u);
+    for (int j = 0; j < d_.nv; ++j) {
+        vmovups(b_lo(j), ptr[b_at(u, j * kVecBytes)]);
+        vpandd(b_hi(j), b_lo(j), high_words_mask());
+        vpslld(b_lo(j), b_lo(j), 16);
+    }
+    for (int i = 0; i < rows_; ++i) {
+        for (int j = 0; j < d_.nv; ++j) vfmadd231ps(acc(i, j), b_hi(j), ptr_b[a_at(i, u) + 4]);
+        for (int j = 0; j < d_.nv; ++j) vfmadd231ps(acc(i, j), b_lo(j), ptr_b[a_at(i, u)]);
     }
 }
 

@@ -26,6 +26,15 @@ private:
     Xbyak::Zmm acc(int i, int j) const { return Xbyak::Zmm(i * d_.nv + j); }
     Xbyak::Zmm b_vec(int j) const { return Xbyak::Zmm(31 - j); }
     Xbyak::Zmm bcast(int i) const { return Xbyak::Zmm(31 - d_.nv - i % n_bcast_); }
+    // Widened A (desc.a_f32, bf16): each B vector of pairs is split into
+    // its element-1 half (b_hi, the high words: already fp32 once the low
+    // words are cleared) and its element-0 half (b_lo, shifted up), below
+    // them the mask that clears the low words; A's fp32 values are
+    // broadcast from memory into the FMAs.
+    Xbyak::Zmm b_hi(int j) const { return Xbyak::Zmm(31 - j); }
+    Xbyak::Zmm b_lo(int j) const { return Xbyak::Zmm(31 - d_.nv - j); }
+    Xbyak::Zmm high_words_mask() const { return Xbyak::Zmm(31 - 2 * d_.nv); }
+    void k_group_widened(int u);
     bool is_int() const { return d_.kind == lowp::lp_kind::u8s8; }
     bool is_clip() const { return (d_.epi_ops & lowp::EPI_ELT_MASK) == lowp::EPI_ELT_CLIP; }
     void load_vec(const Xbyak::Zmm &z, const Xbyak::Address &src);

@@ -123,7 +123,7 @@ void jit_lp_generator::load_args() {
 
 RegExp jit_lp_generator::a_at(int i, int u) const {
     const Reg64 &base = i < 5 ? reg_a : (i < 10 ? reg_a5 : reg_a10);
-    const int disp = u * lowp::kGroupBytes;
+    const int disp = u * a_group_bytes();
     switch (i % 5) {
         case 0: return base + disp;
         case 1: return base + reg_astr + disp;
@@ -164,7 +164,7 @@ void jit_lp_generator::advance(int groups) {
         add(reg_b, reg_bld);
         if (pf_ != prefetch::none) add(reg_b_pf, reg_bld);
     }
-    const int bytes = groups * lowp::kGroupBytes;
+    const int bytes = groups * a_group_bytes();
     add(reg_a, bytes);
     if (rows_ > 5) add(reg_a5, bytes);
     if (rows_ > 10) add(reg_a10, bytes);
@@ -177,7 +177,8 @@ void jit_lp_generator::k_loop() {
     }
     // Segments: the K loop once per segment.  It leaves the A registers
     // kg groups past the segment's start, so the next segment is
-    // a_seg_rs - 4 * kg bytes on; B (and its prefetch stream) just goes on.
+    // a_seg_rs - a_group_bytes() * kg bytes on; B (and its prefetch
+    // stream) just goes on.
     Label one, seg_loop, segs_done;
     mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, k_segs)]);
     cmp(reg_kg, 1);
@@ -191,7 +192,7 @@ void jit_lp_generator::k_loop() {
     dec(qword[rsp]);
     jz(segs_done, T_NEAR);
     mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, kg)]);
-    shl(reg_kg, 2);
+    shl(reg_kg, d_.a_f32 ? 3 : 2);
     neg(reg_kg);
     add(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, a_seg_rs)]);
     add(reg_a, reg_kg);

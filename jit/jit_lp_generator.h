@@ -43,6 +43,8 @@ protected:
     // Addresses, for k-group g + u of the current K-loop position:
     // A(row0_ + i, g + u), and B(g + u, .) + bytes.
     Xbyak::RegExp a_at(int i, int u) const;
+    // Bytes of A per k-group: a dword, or two fp32 when A comes widened.
+    int a_group_bytes() const { return d_.a_f32 ? 2 * 4 : lowp::kGroupBytes; }
     Xbyak::RegExp b_at(int u, int bytes) const;
     // prefetcht0 of the chunk's prefetch stream for k-group g + u (nv lines).
     void prefetch_b(int u);

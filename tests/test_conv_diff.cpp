@@ -49,6 +49,8 @@
 
 #include "anvil/anvil.h"
 #include "conv/conv_descriptor.h"
+#include "lowp/lp_backend.h"
+#include "lowp/lp_driver.h"
 #include "conv_ref.h"
 #include "lowp_util.h"
 #include "onednn_peer.h"
@@ -1043,3 +1045,61 @@ TEST_CASE("conv: concurrent execute on one handle; packed weights reused by a se
         anvil_conv2d_destroy(h2);
     }
 }
+
+TEST_SUITE("once") {
+// bf16 convolutions on kernels that read the source widened to fp32 (the
+// default where vdpbf16ps is slow, cpu_info::bf16_dot_half_rate; forced on
+// and off here, so any AVX512-BF16 CPU runs both) store the bits of the
+// vdpbf16ps kernels: padded 3x3 (K segments, row tiles), 1x1 contiguous and
+// strided, the 7x7 stem (im2col rows), groups with odd channels (channel
+// padding in the view), dilation; fused and unfused chains, f32 and bf16
+// outputs; random fractions, so the order of each pair's roundings shows.
+TEST_CASE("conv bf16: kernels on a widened source give the vdpbf16ps kernels' bits") {
+    const auto &be = anvil::lowp::select_lp_backend(anvil::lowp::lp_kind::bf16);
+    if (!be.accepts_widened_bf16_a()) {
+        MESSAGE("no widened-A kernels on this tier (", be.name(), "): nothing to compare");
+        return;
+    }
+    struct restore_t {
+        ~restore_t() { anvil::lowp::set_widen_bf16_a_override(-1); }
+    } restore;
+    const char *descs[] = {"mb1ic64ih14iw13oc96kh3ph1",    "mb2ic64ih9iw9oc80kh1",
+                           "mb1ic64ih14iw14oc48kh1sh2",    "mb1ic3ih30iw29oc64kh7sh2ph3",
+                           "g2mb1ic34ih9iw10oc18kh3ph1",   "mb1ic32ih12iw12oc40kh3dh1ph2",
+                           "mb1ic33ih7iw7oc17kh3ph1"};
+    uint64_t seed = 4242;
+    int compared = 0;
+    for (const char *desc : descs)
+        for (int variant = 0; variant < 3; ++variant) {
+            conv_shape s;
+            std::string err;
+            REQUIRE(anvil::conv::parse_conv_descriptor(desc, &s, &err));
+            conv_cfg q;
+            q.s = s;
+            q.src = q.wei = anvil_dt_bf16;
+            q.dst = variant == 1 ? anvil_dt_f32 : anvil_dt_bf16;
+            q.f = fill::fraction;
+            q.bias = variant != 0;
+            q.ops = chain(variant == 0 ? 0 : variant == 1 ? 2 : 4);
+            INFO(q.str());
+            conv_problem P;
+            build_problem(q, seed++, P);
+            std::vector<uint8_t> out[2];
+            for (int widen = 0; widen <= 1; ++widen) {
+                anvil::lowp::set_widen_bf16_a_override(widen);
+                anvil_conv2d_t h = nullptr;
+                REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
+                size_t bytes = 0;
+                REQUIRE(anvil_conv2d_packed_weights_size(h, &bytes) == anvil_success);
+                std::vector<uint32_t> packed(bytes / 4 + 1);
+                REQUIRE(anvil_conv2d_pack_weights(h, P.wei.p, anvil_conv_weights_oihw, packed.data()) ==
+                        anvil_success);
+                out[widen] = exec_bytes(h, P, packed.data());
+                anvil_conv2d_destroy(h);
+            }
+            CHECK(out[0] == out[1]);
+            ++compared;
+        }
+    MESSAGE(compared, " convolutions compared");
+}
+}  // TEST_SUITE("once")

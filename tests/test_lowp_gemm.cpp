@@ -27,6 +27,7 @@
 #include "anvil/anvil.h"
 #include "cpu/isa.h"
 #include "lowp/lp_backend.h"
+#include "lowp/lp_driver.h"
 #include "lowp_util.h"
 #include "onednn_peer.h"
 #include "test_util.h"
@@ -684,6 +685,110 @@ TEST_CASE("lowp: results are bitwise identical for 1 and 2 threads and a caller 
 namespace {
 
 TEST_SUITE("once") {
+// Kernels on A widened to fp32 (lp_ukernel.h's a_f32; the default on CPUs
+// whose vdpbf16ps is slow, cpu_info::bf16_dot_half_rate) against the
+// vdpbf16ps kernels: the same bits through the whole driver -- every
+// transpose, padded leading dims, tails of every tile, odd K, several K
+// blocks, B packed in the tasks and ahead, alpha / beta, and the matmul
+// handle's fused chain (bias, residual add, gelu_tanh, bf16 output) on
+// prepacked weights.  Random fractions, so the rounding order shows.
+TEST_CASE("lowp bf16: kernels on widened A give the vdpbf16ps kernels' bits") {
+    const anvil::lowp::lp_backend &be = anvil::lowp::select_lp_backend(anvil::lowp::lp_kind::bf16);
+    if (!be.accepts_widened_bf16_a()) {
+        MESSAGE("no widened-A kernels on this tier (", be.name(), "): nothing to compare");
+        return;
+    }
+    struct restore_t {
+        ~restore_t() { anvil::lowp::set_widen_bf16_a_override(-1); }
+    } restore;
+    tu::rng r(77);
+    struct dims {
+        int64_t M, N, K;
+    };
+    const dims shapes[] = {{1, 17, 3},    {4, 70, 301},   {13, 33, 2},  {37, 300, 1030},
+                           {100, 64, 129}, {301, 47, 515}, {12, 4097, 64}};
+    int64_t compared = 0;
+    for (const dims &s : shapes)
+        for (const char *tr : {"NN", "NT", "TN", "TT"}) {
+            const int64_t M = s.M, N = s.N, K = s.K;
+            const bool ta = tr[0] == 'T', tb = tr[1] == 'T';
+            const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 2;
+            std::vector<uint16_t> A(size_t((ta ? K : M) * lda)), B(size_t((tb ? N : K) * ldb));
+            for (auto &v : A) v = lt::bf16_frac(r);
+            for (auto &v : B) v = lt::bf16_frac(r);
+            std::vector<float> C0(size_t(M * ldc));
+            for (auto &v : C0) v = r.frac();
+            std::vector<float> got[2];
+            for (int widen = 0; widen <= 1; ++widen) {
+                anvil::lowp::set_widen_bf16_a_override(widen);
+                got[widen] = C0;
+                REQUIRE(anvil_gemm_bf16bf16f32(tr[0], tr[1], M, N, K, -0.75f, A.data(), lda, B.data(),
+                                               ldb, 0.5f, got[widen].data(), ldc) == anvil_success);
+            }
+            CAPTURE(M);
+            CAPTURE(N);
+            CAPTURE(K);
+            CAPTURE(tr);
+            CHECK(std::memcmp(got[0].data(), got[1].data(), got[0].size() * 4) == 0);
+            ++compared;
+        }
+    // The matmul handle: prepacked weights, the fused chain, bf16 output.
+    for (const dims &s : shapes) {
+        const int64_t M = s.M, N = s.N, K = s.K;
+        std::vector<uint16_t> A(size_t(M * K)), B(size_t(K * N));
+        for (auto &v : A) v = lt::bf16_frac(r);
+        for (auto &v : B) v = lt::bf16_frac(r);
+        std::vector<float> bias(static_cast<size_t>(N)), residual(static_cast<size_t>(M * N));
+        for (auto &v : bias) v = r.frac();
+        for (auto &v : residual) v = r.frac();
+        const anvil_post_op_t ops[] = {lt::binary(anvil_binary_add, false, anvil_dt_f32, N),
+                                       lt::eltwise(anvil_eltwise_gelu_tanh)};
+        anvil_matmul_desc_t d{};
+        d.a_dt = anvil_dt_bf16;
+        d.b_dt = anvil_dt_bf16;
+        d.c_dt = anvil_dt_bf16;
+        d.transa = 'N';
+        d.transb = 'N';
+        d.M = M;
+        d.N = N;
+        d.K = K;
+        d.lda = K;
+        d.ldb = N;
+        d.ldc = N;
+        d.bias = bias.data();
+        d.num_post_ops = 2;
+        d.post_ops = ops;
+        anvil_matmul_t h = nullptr;
+        REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+        size_t bytes = 0;
+        REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+        std::vector<uint32_t> packed(bytes / 4 + 1);
+        REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
+        const void *bin[] = {residual.data()};
+        std::vector<uint16_t> got[2];
+        for (int widen = 0; widen <= 1; ++widen) {
+            anvil::lowp::set_widen_bf16_a_override(widen);
+            got[widen].assign(size_t(M * N), 0xdead);
+            REQUIRE(anvil_matmul_execute(h, A.data(), packed.data(), got[widen].data(), bin) ==
+                    anvil_success);
+        }
+        anvil_matmul_destroy(h);
+        CAPTURE(M);
+        CAPTURE(N);
+        CAPTURE(K);
+        CHECK(got[0] == got[1]);
+        ++compared;
+    }
+    // The explain text names the widened path when it is taken.
+    anvil::lowp::set_widen_bf16_a_override(1);
+    char text[2048];
+    size_t needed = 0;
+    REQUIRE(anvil_explain_gemm(anvil_dt_bf16, anvil_dt_bf16, 'N', 'N', 64, 256, 256, text,
+                               sizeof(text), &needed) == anvil_success);
+    CHECK(std::string(text).find("pack_a=widened") != std::string::npos);
+    MESSAGE(compared, " problems compared");
+}
+
 TEST_CASE("lowp: every ISA cap gives bitwise identical results (random fractions, full int8 range)") {
     tu::rng r(5);
     const int64_t M = 37, N = 70, K = 301;  // tails of every tile, odd K

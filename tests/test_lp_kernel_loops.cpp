@@ -15,6 +15,11 @@
 //   reduces over S segments of kg groups, whose A lie a_seg_rs bytes apart,
 //   equals one call over the S * kg groups gathered into one A, bit for bit.
 //
+// * widened A (desc.a_f32, bf16): plain and fused kernels, with row tiles
+//   and K segments, on A widened to fp32 (every A offset doubled) store the
+//   bits of the vdpbf16ps kernels on the bf16 A, for data whose rounding
+//   order matters.
+//
 // The kernels depend on the CPU, not on the ISA cap: the suite runs once.
 #include <doctest/doctest.h>
 
@@ -347,6 +352,90 @@ TEST_CASE("lp fused kernels: bf16 output of every value class equals f32_to_bf16
                 CHECK(bad == 0);
             }
         }
+}
+
+TEST_CASE("lp widened-A kernels equal the bf16 kernels: fused epilogues, row tiles, K segments") {
+    const lp_backend *be = avx512_for(lp_kind::bf16);
+    if (!be) {
+        MESSAGE("no AVX512-BF16 here: nothing to check");
+        return;
+    }
+    REQUIRE(be->accepts_widened_bf16_a());
+    tu::rng r(29);
+    // Normal bf16 of magnitudes 2^-20 .. 2^21 and both signs: no denormal
+    // (vdpbf16ps flushes them, lp_ukernel.h) and the order of each group's
+    // two roundings shows.
+    auto rand_bf16 = [&] {
+        return uint16_t((uint32_t(r.ival(0, 1)) << 15) | (uint32_t(127 + r.ival(-20, 20)) << 7) |
+                        uint32_t(r.ival(0, 127)));
+    };
+    int ran = 0;
+    for (int fused = 0; fused <= 1; ++fused)
+        for (int m : {1, 5, 12})
+            for (int nv : {1, 2})
+                for (int64_t tiles : {1, 3})
+                    for (int64_t segs : {1, 3})
+                        for (int64_t kg : {1, 4, 9}) {
+                            if (!fused && tiles > 1) continue;  // plain kernels: one tile
+                            const int n = nv * 16 - 5;
+                            // bf16 A: tile t, segment s, row i, group g at byte
+                            // t * tile_rs + s * seg_rs + i * a_rs + g * 4, junk
+                            // between; the widened copy doubles every offset.
+                            const int64_t a_rs = kg * 4 + 8, seg_rs = m * a_rs + 20,
+                                          tile_rs = segs * seg_rs + 12;
+                            std::vector<uint16_t> a(size_t(tiles * tile_rs / 2));
+                            for (auto &x : a) x = rand_bf16();
+                            std::vector<uint32_t> aw(a.size());
+                            for (size_t e = 0; e < a.size(); ++e) aw[e] = uint32_t(a[e]) << 16;
+                            std::vector<uint16_t> b(size_t(segs * kg * kNR * 2));
+                            for (auto &x : b) x = rand_bf16();
+                            std::vector<float> bias(kNR), residual(size_t(tiles * m * kNR));
+                            for (auto &x : bias) x = float(r.ival(-20, 20));
+                            for (auto &x : residual) x = r.frac();
+                            lp_ukernel_ref k[2];
+                            for (int w = 0; w <= 1; ++w)
+                                REQUIRE(be->get(fused ? lowp::make_lp_epi_desc(
+                                                            uint8_t(be->tier()), lp_kind::bf16, m, nv,
+                                                            false, lowp::EPI_BF16,
+                                                            uint8_t(lowp::EPI_BIAS | lowp::EPI_RELU),
+                                                            lowp::EPI_ADD_F32, w != 0)
+                                                      : lowp::make_lp_desc(uint8_t(be->tier()),
+                                                                           lp_kind::bf16, m, nv,
+                                                                           false, w != 0),
+                                                &k[w]) == anvil_success);
+                            auto run = [&](int w) {
+                                std::vector<uint32_t> out(size_t(tiles * m * kNR), 0xdeadbeef);
+                                lp_ukernel_args args{};
+                                const int64_t scale = w ? 2 : 1;  // bytes of A per bf16 byte
+                                args.a = w ? reinterpret_cast<const uint8_t *>(aw.data())
+                                           : reinterpret_cast<const uint8_t *>(a.data());
+                                args.a_rs = a_rs * scale;
+                                args.a_seg_rs = seg_rs * scale;
+                                args.a_tile_rs = tile_rs * scale;
+                                args.k_segs = segs;
+                                args.m_tiles = tiles;
+                                args.b = reinterpret_cast<const uint8_t *>(b.data());
+                                args.b_ld = kNR * 4;
+                                args.kg = kg;
+                                args.m = m;
+                                args.n = n;
+                                args.acc = out.data();
+                                args.acc_ld = kNR;
+                                args.dst = reinterpret_cast<uint8_t *>(out.data());
+                                args.dst_ld = kNR * 2;  // bf16 out
+                                args.bias = bias.data();
+                                args.binary = reinterpret_cast<const uint8_t *>(residual.data());
+                                args.binary_ld = kNR * 4;
+                                args.store_mask[0] = uint16_t(nv == 1 ? (1u << n) - 1 : 0xffff);
+                                args.store_mask[1] = uint16_t(nv == 2 ? (1u << (n - 16)) - 1 : 0);
+                                k[w].fn(&args);
+                                return out;
+                            };
+                            INFO(k[1].name, " tiles=", tiles, " segs=", segs, " kg=", kg);
+                            CHECK(run(1) == run(0));
+                            ++ran;
+                        }
+    CHECK(ran > 0);
 }
 
 }  // TEST_SUITE

@@ -4,7 +4,9 @@
 // the same bits as lp_ukernel_scalar (the contract's definition).  A and B
 // end against PROT_NONE guard pages (rows >= m of A and groups >= kg of B
 // are never read); acc is a sentinel-filled block larger than the tile that
-// must be untouched outside rows < m, columns < 16 * nv.
+// must be untouched outside rows < m, columns < 16 * nv.  The bf16 kernels
+// that read A widened to fp32 (desc.a_f32) run on a widened copy of the
+// same A, also against a guard page, and must give the same bits.
 //
 // These kernels do not depend on the ISA cap (the backends test what the
 // CPU has), so the suite runs once.
@@ -41,10 +43,12 @@ struct jit_case {
     const char *what;      // which backend
     const lp_backend *be;  // null when the CPU lacks it
     lp_kind kind;
+    bool a_f32 = false;    // kernels on widened A (bf16)
 };
 
 std::vector<jit_case> jit_cases() {
     return {{"avx512 bf16", anvil::lowp::jit_avx512_lp_backend(), lp_kind::bf16},
+            {"avx512 bf16 widened A", anvil::lowp::jit_avx512_lp_backend(), lp_kind::bf16, true},
             {"avx512 u8s8", anvil::lowp::jit_avx512_lp_backend(), lp_kind::u8s8},
             {"avx2_vnni u8s8", anvil::lowp::jit_avx2_vnni_lp_backend(), lp_kind::u8s8}};
 }
@@ -118,18 +122,32 @@ std::string first_difference(const acc_block &got, const acc_block &want, int m,
 struct operands {
     tu::guarded ga{size_t(kMR) * (kMaxKg * 4 + 128)};
     tu::guarded gb{size_t(kMaxKg) * (2 * 64 + 128)};
+    tu::guarded gw{size_t(kMR) * (kMaxKg * 8 + 256)};
     uint8_t *a = nullptr, *b = nullptr;
     int64_t a_rs = 0, b_ld = 0;
+    uint8_t *aw = nullptr;  // bf16: A widened to fp32 (the a_f32 kernels' operand)
+    int64_t aw_rs = 0;
 
     void place(tu::rng &r, lp_kind kind, int m, int nv, int64_t kg, int64_t a_pad, int64_t b_pad) {
         a_rs = kg * 4 + a_pad;
         b_ld = nv * 64 + b_pad;
         a = reinterpret_cast<uint8_t *>(ga.end()) - ((m - 1) * a_rs + kg * 4);
         b = reinterpret_cast<uint8_t *>(gb.end()) - ((kg - 1) * b_ld + nv * 64);
+        aw_rs = kg * 8 + 2 * a_pad;
+        aw = reinterpret_cast<uint8_t *>(gw.end()) - ((m - 1) * aw_rs + kg * 8);
         for (int i = 0; i < m; ++i) {
             uint8_t *row = a + i * a_rs;
             for (int64_t g = 0; g < kg; ++g) fill_group(r, kind, row + g * 4);
             if (i + 1 < m) std::memset(row + kg * 4, 0xa5, size_t(a_pad));  // padding: junk
+            if (kind != lp_kind::bf16) continue;
+            uint8_t *wide = aw + i * aw_rs;
+            for (int64_t e = 0; e < kg * 2; ++e) {
+                uint16_t h;
+                std::memcpy(&h, row + e * 2, 2);
+                const uint32_t w = uint32_t(h) << 16;
+                std::memcpy(wide + e * 4, &w, 4);
+            }
+            if (i + 1 < m) std::memset(wide + kg * 8, 0xa5, size_t(2 * a_pad));
         }
         for (int64_t g = 0; g < kg; ++g) {
             for (int c = 0; c < nv * 16; ++c) fill_group(r, kind, b + g * b_ld + c * 4);
@@ -171,9 +189,15 @@ std::string run_one(const jit_case &jc, const lp_ukernel_ref &k, operands &ops, 
     args.n = n;
     args.accumulate = accumulate ? 1 : 0;
     args.b_next = b_next;
+    if (jc.a_f32) {
+        args.a = ops.aw;
+        args.a_rs = ops.aw_rs;
+    }
     const std::string what = describe(jc, m, nv, args);
     fr.set(what);
     k.fn(&args);
+    args.a = ops.a;
+    args.a_rs = ops.a_rs;
     args.acc = want.tile();
     anvil::lowp::lp_ukernel_scalar(&args, jc.kind);
     const std::string diff = first_difference(got, want, m, nv * 16);
@@ -183,7 +207,7 @@ std::string run_one(const jit_case &jc, const lp_ukernel_ref &k, operands &ops, 
 lp_ukernel_ref get_kernel(const jit_case &jc, int m, int nv, bool accumulate) {
     lp_ukernel_ref k;
     const lp_ukernel_desc d =
-        anvil::lowp::make_lp_desc(uint8_t(jc.be->tier()), jc.kind, m, nv, accumulate);
+        anvil::lowp::make_lp_desc(uint8_t(jc.be->tier()), jc.kind, m, nv, accumulate, jc.a_f32);
     REQUIRE(jc.be->get(d, &k) == anvil_success);
     REQUIRE(bool(k.fn));
     return k;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "fallback/hwy_expand.h"
+#include "lowp/bf16_convert.h"
 #include "lowp/fused_chain.h"
 #include "lowp/lp_pack.h"
 #include "lowp/lp_scratch.h"
@@ -67,8 +68,21 @@ void fill_view(const conv_plan &p, const uint8_t *src, int32_t zero_point, uint8
         const int64_t left = g.PL * p.Cv * eb, body = g.IW * p.Cv * eb;
         std::memset(out, int8 ? pad : 0, size_t(left));
         std::memset(out + left + body, int8 ? pad : 0, size_t(row_bytes - left - body));
-        const uint8_t *in = src + (n * g.IH + ih) * g.IW * g.IC * eb;
+        const uint8_t *in = src + (n * g.IH + ih) * g.IW * g.IC * p.src_eb;
         uint8_t *o = out + left;
+        if (p.widen_a) {  // bf16 -> fp32 (exact), channel padding 0.0f
+            const auto *in16 = reinterpret_cast<const uint16_t *>(in);
+            auto *of = reinterpret_cast<float *>(o);
+            if (p.ICgp == g.ICg) {
+                lowp::convert_bf16_to_f32(in16, of, g.IW * g.IC);
+                return;
+            }
+            for (int64_t pg = 0; pg < g.IW * g.G; ++pg) {
+                lowp::convert_bf16_to_f32(in16 + pg * g.ICg, of + pg * p.ICgp, g.ICg);
+                std::memset(of + pg * p.ICgp + g.ICg, 0, size_t((p.ICgp - g.ICg) * 4));
+            }
+            return;
+        }
         if (p.ICgp == g.ICg && !shift) {
             std::memcpy(o, in, size_t(body));  // same pixel layout
             return;
@@ -645,7 +659,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                     if (!nv_needed[nv]) continue;
                     lowp::lp_ukernel_ref ref;
                     const anvil_status_t st =
-                        be.get(lowp::make_lp_desc(uint8_t(be.tier()), p.lp, m, nv, acc), &ref);
+                        be.get(lowp::make_lp_desc(uint8_t(be.tier()), p.lp, m, nv, acc, p.widen_a), &ref);
                     if (st != anvil_success) return st;
                     k->lp[acc][m][nv] = ref.fn;
                     k->lp_tile_config[acc][m][nv] = ref.tile_config;
@@ -663,7 +677,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                         const uint8_t f = uint8_t(epi_flags | (bias ? lowp::EPI_BIAS : 0));
                         const anvil_status_t st = be.get(
                             lowp::make_lp_epi_desc(uint8_t(be.tier()), p.lp, m, nv, acc, epi_out, f,
-                                                   epi_ops),
+                                                   epi_ops, p.widen_a),
                             &ref);
                         if (st != anvil_success) return st;
                         k->lp_fused[bias][acc][m][nv] = ref.fn;
@@ -728,7 +742,9 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     // zero point (likewise).  Skipping those taps would break that sum.
     c.pad_zero = p.src == src_elem::f32 || p.src == src_elem::bf16 ||
                  (p.src == src_elem::u8 && src_zero_point == 0);
-    c.contiguous = !p.copy_view && g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 &&
+    // (A view that only widens bf16 has the source's pixel layout.)
+    const bool source_layout = !p.copy_view || (p.widen_a && p.Cv == g.IC && p.Hp == g.IH && p.Wp == g.IW);
+    c.contiguous = source_layout && g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 &&
                    g.PT == 0 && g.PL == 0 && g.PB == 0 && g.PR == 0 && g.IH == g.OH && g.IW == g.OW;
     // Weights of an oc block stay in L2 while every tile of a unit runs.
     const int64_t panel_bytes = p.K * kConvNR * (p.path == conv_path::gemm_f32 ? 4 : p.gk == 2 ? 2 : 1);

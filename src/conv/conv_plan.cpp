@@ -2,6 +2,7 @@
 
 #include "gemm/backend.h"
 #include "lowp/lp_backend.h"
+#include "lowp/lp_driver.h"
 #include "lowp/lp_pack.h"
 
 namespace anvil::conv {
@@ -18,6 +19,7 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
              : src_dt == anvil_dt_u8   ? src_elem::u8
                                        : src_elem::s8;
     p->eb = p->src == src_elem::f32 ? 4 : p->src == src_elem::bf16 ? 2 : 1;
+    p->src_eb = p->eb;
     if (g.ICg == 1 && g.OCg == 1) {
         p->path = conv_path::depthwise;
         p->dw_cpad = round_up(g.IC, 16);
@@ -31,6 +33,8 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     const bool f32 = p->src == src_elem::f32;
     p->path = f32 ? conv_path::gemm_f32 : conv_path::gemm_lp;
     p->lp = p->src == src_elem::bf16 ? lowp::lp_kind::bf16 : lowp::lp_kind::u8s8;
+    p->widen_a = p->src == src_elem::bf16 && lowp::widen_bf16_a_by_default(lowp::select_lp_backend(p->lp));
+    if (p->widen_a) p->eb = 4;
     p->gk = f32 ? 1 : lowp::group_k(p->lp);
     p->ICgp = round_up(g.ICg, p->gk);
     p->fold_kw = g.G == 1 && g.DW == 0 && g.KW > 1;
@@ -49,7 +53,7 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     // less than gathering the edge pixels (a quarter of a 14 x 14 map) one
     // by one, and every tile then reads its taps in place.
     const bool padded = g.PT || g.PL || g.PB || g.PR;
-    p->copy_view = p->im2col_all || padded ||
+    p->copy_view = p->im2col_all || padded || p->widen_a ||
                    (!f32 && (p->src == src_elem::s8 || g.ICg % p->gk != 0));
     p->Cv = p->copy_view ? g.G * p->ICgp : g.IC;
     p->Hp = p->copy_view ? g.IH + g.PT + g.PB : g.IH;

@@ -14,10 +14,10 @@
 // dword groups), fp32 the sgemm ones (ukernel.h).  When the convolution has
 // spatial padding, or the lp kernels cannot read the source in place (s8
 // source: shifted by +128 for vpdpbusd; IC/G not a multiple of the
-// k-group: padded with zeros), the source is first copied into a "view"
-// with the padding materialised (pad value = the source zero point) and
-// those fixed, so every tap of every pixel is in bounds and the kernels
-// never see a bound.  Layers with little K per call gather im2col rows
+// k-group: padded with zeros; bf16 kernels that read A widened to fp32),
+// the source is first copied into a "view" with the padding materialised
+// (pad value = the source zero point) and those fixed, so every tap of
+// every pixel is in bounds and the kernels never see a bound.  Layers with little K per call gather im2col rows
 // from the view instead (im2col_all).
 #pragma once
 #include <cstdint>
@@ -48,7 +48,12 @@ struct conv_plan {
     src_elem src = src_elem::f32;
     lowp::lp_kind lp = lowp::lp_kind::bf16;  // gemm_lp only
     int gk = 1;               // k elements per group (1 for fp32, 2 bf16, 4 int8)
-    int eb = 4;               // bytes per source element as the kernels read it
+    int eb = 4;               // bytes per source element as the kernels read it (the view's)
+    int src_eb = 4;           // ... as the caller stores it
+    // bf16 on a CPU whose vdpbf16ps is slow (lowp::widen_bf16_a_by_default):
+    // the view holds the source widened to fp32 (eb = 4) and the kernels
+    // are the a_f32 ones (lp_ukernel.h), which give the same bits.
+    bool widen_a = false;
     // Source view (see above): when copy_view, the kernels read a padded
     // copy N x Hp x Wp x Cv; otherwise the source itself (Hp = IH, ...).
     bool copy_view = false;

@@ -147,6 +147,7 @@ cpu_info detect_cpu() {
         ci.stream_prefetch_lead = 8 * 1024;
         ci.a_block_l2_divisor = 8;
         ci.pack_prefetch_groups = 16;
+        ci.bf16_dot_half_rate = true;
     }
     return ci;
 }

@@ -73,6 +73,15 @@ struct cpu_info {
     // +15% over 8 (24: +31 / +28 / +13%; 4: -2%), bf16 within noise
     // (compute-bound there: vdpbf16ps runs at half the fp32 FMA peak).
     int64_t pack_prefetch_groups = 8;
+    // Whether vdpbf16ps retires at half the rate of an fp32 FMA (or less),
+    // so bf16 products run faster as two FMAs on operands widened to fp32
+    // (exact: a bf16 is the top half of an fp32).  Intel: on the Xeon VM
+    // (family 6 model 207) `anvil-bench --peak` gives vdpbf16ps 87 GFLOP/s
+    // against the FMA's 177 (one zmm vdpbf16ps every 2 cycles), and a
+    // 12 x 32 tile in L1 ran 88 GFLOP/s with vdpbf16ps, 161 with FMAs on A
+    // widened in memory and B split in registers.  Zen 5 runs vdpbf16ps at
+    // twice the FMA's flops (about 420 vs 212 GFLOP/s): false there.
+    bool bf16_dot_half_rate = false;
 };
 
 // Detected once, thread-safe.

@@ -37,6 +37,11 @@ public:
     // Whether its kernels honour args.k_segs / a_seg_rs (lp_ukernel.h);
     // for the others a caller makes one call per segment.
     virtual bool supports_k_segments() const { return false; }
+    // Whether get() takes bf16 descriptors with a_f32 (A widened to fp32,
+    // lp_ukernel.h), and whether those kernels outrun the others here: the
+    // driver then widens A for calls of a few rows or more (lp_driver.cpp).
+    virtual bool accepts_widened_bf16_a() const { return false; }
+    virtual bool prefers_widened_bf16_a() const { return false; }
     // Rows of the largest kernel get() accepts (desc.m <= max_rows()).
     virtual int max_rows() const { return kMR; }
     // Tile backends: load a kernel's tile_config on this thread (a no-op

@@ -15,6 +15,7 @@
 #include "lowp/lp_driver.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -74,7 +75,7 @@ struct kernel_set {
 };
 
 anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp_blocking &b,
-                             const lp_epilogue &epi, kernel_set *ks) {
+                             const lp_epilogue &epi, bool a_f32, kernel_set *ks) {
     const bool multi_k = b.kg > b.kcg;
     // Column tiles are 32 wide except a tail of 1..16 columns (nv = 1).
     const bool need_nv2 = p.N > kLanes;
@@ -89,7 +90,7 @@ anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp
         for (int nv = 1; nv <= 2; ++nv) {
             if ((nv == 2 && !need_nv2) || (nv == 1 && !need_nv1)) continue;
             for (int acc = 0; acc <= (multi_k ? 1 : 0); ++acc) {
-                const lp_ukernel_desc d = make_lp_desc(uint8_t(be.tier()), p.kind, h, nv, acc != 0);
+                const lp_ukernel_desc d = make_lp_desc(uint8_t(be.tier()), p.kind, h, nv, acc != 0, a_f32);
                 const anvil_status_t st = be.get(d, &ks->k[h][nv - 1][acc]);
                 if (st != anvil_success) return st;
             }
@@ -102,7 +103,7 @@ anvil_status_t fetch_kernels(const lp_backend &be, const lp_problem &p, const lp
         for (int nv = 1; nv <= 2; ++nv) {
             if ((nv == 2 && !need_nv2) || (nv == 1 && !need_nv1)) continue;
             const lp_ukernel_desc d =
-                make_lp_epi_desc(uint8_t(be.tier()), p.kind, h, nv, multi_k, out, flags, ops);
+                make_lp_epi_desc(uint8_t(be.tier()), p.kind, h, nv, multi_k, out, flags, ops, a_f32);
             const anvil_status_t st = be.get(d, &ks->kf[h][nv - 1]);
             if (st != anvil_success) return st;
         }
@@ -129,11 +130,12 @@ struct lp_setup_key {
     lp_kind kind = lp_kind::bf16;
     bool prepacked = false;  // choose_lp_blocking's M block depends on it
     bool fusable = false;
+    bool a_f32 = false;
     uint8_t out = 0, flags = 0, ops = 0;
     bool operator==(const lp_setup_key &o) const {
         return be == o.be && cache_epoch == o.cache_epoch && M == o.M && N == o.N && K == o.K &&
                nthreads == o.nthreads && kind == o.kind && prepacked == o.prepacked &&
-               fusable == o.fusable &&
+               fusable == o.fusable && a_f32 == o.a_f32 &&
                out == o.out && flags == o.flags && ops == o.ops;
     }
 };
@@ -151,7 +153,7 @@ lp_blocking choose_call_blocking(const lp_backend &be, const lp_problem &p) {
 thread_local cache::call_memo<lp_setup_key, lp_setup> t_setup_memo;
 
 anvil_status_t find_or_make_setup(const lp_backend &be, const lp_problem &p,
-                                  const lp_epilogue &epi, const lp_setup **out) {
+                                  const lp_epilogue &epi, bool a_f32, const lp_setup **out) {
     lp_setup_key key;
     key.be = &be;
     key.cache_epoch = cache::epoch();
@@ -161,13 +163,14 @@ anvil_status_t find_or_make_setup(const lp_backend &be, const lp_problem &p,
     key.nthreads = threading::num_threads();
     key.kind = p.kind;
     key.prepacked = p.packed_b != nullptr;
+    key.a_f32 = a_f32;
     key.fusable = be.supports_fused_epilogue() && epi.fused_bits(&key.out, &key.flags, &key.ops);
     return t_setup_memo.find_or_make(
         key,
         [&](lp_setup *s) {
             s->b = choose_call_blocking(be, p);
             s->ks = kernel_set();
-            return fetch_kernels(be, p, s->b, epi, &s->ks);
+            return fetch_kernels(be, p, s->b, epi, a_f32, &s->ks);
         },
         out);
 }
@@ -175,6 +178,7 @@ anvil_status_t find_or_make_setup(const lp_backend &be, const lp_problem &p,
 struct packed_a {
     const uint8_t *rows = nullptr;  // row i at rows + i * row_bytes
     int64_t row_bytes = 0;
+    int64_t group_bytes = kGroupBytes;  // 8 when widened (a_f32)
     const int32_t *rowsum = nullptr;
 };
 
@@ -209,7 +213,7 @@ void run_panel_block(const lp_blocking &b, const kernel_set &ks, const packed_a 
     for_row_tiles(m, ks.mr, [&](int64_t ic, int mt) {
         const lp_ukernel_ref &k = fin.epi ? ks.kf[mt][nv - 1] : ks.k[mt][nv - 1][accumulate];
         lp_ukernel_args a;
-        a.a = pa.rows + (i0 + ic) * pa.row_bytes + g0 * kGroupBytes;
+        a.a = pa.rows + (i0 + ic) * pa.row_bytes + g0 * pa.group_bytes;
         a.b = bp;
         a.acc = static_cast<uint8_t *>(acc) + (ic * acc_ld + jc) * 4;
         a.a_rs = pa.row_bytes;
@@ -485,16 +489,46 @@ bool a_read_in_place(const lp_backend &be, const lp_problem &p, bool want_rowsum
     return p.K % per_group == 0 && row_bytes % 2048 != 0;
 }
 
+namespace {
+std::atomic<int> g_widen_override{-1};
+}  // namespace
+
+void set_widen_bf16_a_override(int mode) { g_widen_override.store(mode < 0 ? -1 : mode > 0); }
+
+// Whether a call runs the kernels on A widened to fp32 (lp_ukernel.h's
+// a_f32): bf16 on a backend that prefers them (vdpbf16ps at half the FMA's
+// rate, cpu_info::bf16_dot_half_rate) from kWidenMinRows rows.  Widening
+// A costs a pass over it (M x K, read once per call), and the kernels'
+// rows then take two FMAs per group with A broadcast from memory.
+// Measured on the Intel Xeon VM (family 6 model 207), 1 thread,
+// in-process A/B against vdpbf16ps, anvil_gemm_bf16bf16f32: NN 16 / 64 /
+// 256 x 4096 x 4096 +40 / +65 / +72%, 1024^3 +74%; NT x 1024 x 1024 at
+// M = 1 / 2 / 3 / 4 / 8 / 12: -2 / +2 / -10 / +20 / +33 / +43%.
+bool widen_bf16_a(const lp_backend &be, const lp_problem &p) {
+    constexpr int64_t kWidenMinRows = 4;
+    if (p.kind != lp_kind::bf16 || p.zero_product) return false;
+    const int mode = g_widen_override.load(std::memory_order_relaxed);
+    if (mode >= 0) return mode == 1 && be.accepts_widened_bf16_a();
+    return p.M >= kWidenMinRows && be.prefers_widened_bf16_a();
+}
+
+bool widen_bf16_a_by_default(const lp_backend &be) {
+    const int mode = g_widen_override.load(std::memory_order_relaxed);
+    if (mode >= 0) return mode == 1 && be.accepts_widened_bf16_a();
+    return be.prefers_widened_bf16_a();
+}
+
 anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {
     if (p.M == 0 || p.N == 0) return anvil_success;
     if (inplace_path_applies(be, p)) return run_inplace_path(be, p, epi);
+    const bool a_f32 = widen_bf16_a(be, p);
     // A zero product runs no kernel: blocking only (no memo entry).
     lp_blocking zb;
     const lp_setup *setup = nullptr;
     if (p.zero_product) {
         zb = choose_call_blocking(be, p);
     } else {
-        const anvil_status_t st = find_or_make_setup(be, p, epi, &setup);
+        const anvil_status_t st = find_or_make_setup(be, p, epi, a_f32, &setup);
         if (st != anvil_success) return st;
     }
     const lp_blocking &b = setup ? setup->b : zb;
@@ -506,7 +540,15 @@ anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_e
     packed_a pa;
     pa.row_bytes = a_row_bytes(b.kg);
     const bool want_rowsum = epi.needs_rowsum && !p.zero_product;
-    if (!p.zero_product && a_read_in_place(be, p, want_rowsum)) {
+    if (a_f32) {
+        pa.row_bytes = a_row_bytes_f32(b.kg);
+        pa.group_bytes = 2 * 4;
+        auto *abuf = static_cast<uint8_t *>(scratch_apack().get(round_up(p.M * pa.row_bytes, 64)));
+        if (!abuf) return anvil_out_of_memory;
+        pack_a_bf16_widened(p.transa, p.K, static_cast<const uint16_t *>(p.A), p.lda, 0, p.M, abuf,
+                            pa.row_bytes);
+        pa.rows = abuf;
+    } else if (!p.zero_product && a_read_in_place(be, p, want_rowsum)) {
         pa.rows = static_cast<const uint8_t *>(p.A);
         pa.row_bytes = p.lda * elem_size(p.a_elem);
     } else if (!p.zero_product) {

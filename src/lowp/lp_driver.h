@@ -63,6 +63,16 @@ lp_blocking choose_lp_blocking(const lp_problem &p);
 // Whether the packed path's kernels read A's rows in place (no copy); see
 // lp_driver.cpp.  want_rowsum: the epilogue needs A's row sums.
 bool a_read_in_place(const lp_backend &be, const lp_problem &p, bool want_rowsum);
+// Whether the packed path runs bf16 kernels on A widened to fp32
+// (lp_ukernel.h's a_f32; see lp_driver.cpp).
+bool widen_bf16_a(const lp_backend &be, const lp_problem &p);
+// Whether callers without a row count (convolution: many pixels) widen:
+// the override, else the backend's preference.
+bool widen_bf16_a_by_default(const lp_backend &be);
+// Tests: 1 widens A wherever the backend takes a_f32 kernels (any M, any
+// CPU), 0 never, -1 (the default) as the CPU prefers.  The bits are the
+// same either way (denormals aside).
+void set_widen_bf16_a_override(int mode);
 
 // Runs the problem.  Fetches kernels and memory before writing C, so a
 // failure leaves C untouched.

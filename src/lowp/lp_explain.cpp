@@ -23,7 +23,10 @@ std::string explain_lp_gemm(const lp_backend &be, const lp_problem &p) {
         s = "path=packed tile=" + std::to_string(be.max_rows()) + "x" + std::to_string(kNR) +
             (be.uses_tiles() ? " (AMX tiles)" : "") +
             // Without B's zero point (BLAS-style calls' bo = 0, the usual case).
-            " pack_a=" + (a_read_in_place(be, p, false) ? "no (rows read in place)" : "yes") +
+            " pack_a=" +
+            (widen_bf16_a(be, p) ? "widened (bf16 -> fp32: two FMAs per pair, vdpbf16ps is slow here)"
+             : a_read_in_place(be, p, false) ? "no (rows read in place)"
+                                             : "yes") +
             " pack_b=" + pack_b;
     }
     s += " k_groups=" + std::to_string(b.kg) + " (" + std::to_string(group_k(p.kind)) +

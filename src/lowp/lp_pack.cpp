@@ -18,6 +18,7 @@
 
 #include "cpu/isa.h"
 #include "fallback/hwy_interleave.h"
+#include "lowp/bf16_convert.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -335,6 +336,23 @@ void pack_a(lp_elem elem, bool transa, int64_t K, const void *A, int64_t lda, in
             if (is_signed) s -= uint64_t(128) * uint64_t(K);
             rowsum[i - i0] = int32_t(uint32_t(s));
         }
+    }
+}
+
+void pack_a_bf16_widened(bool transa, int64_t K, const uint16_t *A, int64_t lda, int64_t i0,
+                         int64_t i1, uint8_t *out, int64_t row_bytes) {
+    const int64_t padded = k_groups(lp_kind::bf16, K) * 2;
+    for (int64_t i = i0; i < i1; ++i) {
+        auto *d = reinterpret_cast<float *>(out + (i - i0) * row_bytes);
+        if (!transa) {
+            convert_bf16_to_f32(A + i * lda, d, K);
+        } else {
+            for (int64_t k = 0; k < K; ++k) {
+                const uint32_t bits = uint32_t(A[k * lda + i]) << 16;
+                std::memcpy(&d[k], &bits, 4);
+            }
+        }
+        for (int64_t k = K; k < padded; ++k) d[k] = 0.0f;
     }
 }
 

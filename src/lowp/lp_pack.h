@@ -58,4 +58,14 @@ inline int64_t a_row_bytes(int64_t kg) {
 void pack_a(lp_elem elem, bool transa, int64_t K, const void *A, int64_t lda, int64_t i0,
             int64_t i1, uint8_t *out, int64_t row_bytes, int32_t *rowsum);
 
+// Bytes of a widened bf16 A row (two fp32 per k-group, lp_ukernel.h's
+// a_f32): an odd number of cache lines, as a_row_bytes.
+inline int64_t a_row_bytes_f32(int64_t kg) { return a_row_bytes(2 * kg); }
+
+// Rows [i0, i1) of a bf16 op(A) widened to fp32 (exact) for kernels with
+// a_f32: kg * 2 floats per row, zero past K, row i at out + (i - i0) *
+// row_bytes (row_bytes >= kg * 8).
+void pack_a_bf16_widened(bool transa, int64_t K, const uint16_t *A, int64_t lda, int64_t i0,
+                         int64_t i1, uint8_t *out, int64_t row_bytes);
+
 }  // namespace anvil::lowp

@@ -48,6 +48,12 @@ constexpr int kLanes = 16;                     // columns per tile vector
 //         checked on hardware.  vdpbf16ps also treats denormal inputs as
 //         zero and flushes denormal results; the portable kernels do not,
 //         so results may differ only where denormals occur.
+//   Kernels with desc.a_f32 (bf16 only) read A widened: A(i, g) is the
+//   two fp32 values (element 0, then 1) at a + i * a_rs + g * 8, each the
+//   bf16 value exactly (its bits shifted up by 16), and every A offset
+//   above (a_tile_rs, a_seg_rs) is in those bytes.  The arithmetic is the
+//   bf16 one just given: the same bits (FMAs on the widened values round
+//   each step as vdpbf16ps does), denormals aside.
 //   The AMX tile kernels (jit/jit_amx_lp.h) are the exception: int8 is the
 //   same exact sum, but bf16 follows tdpbf16ps (per 16 k-groups, even and
 //   odd products in two accumulators, then added to acc), so their bf16
@@ -163,15 +169,19 @@ struct lp_ukernel_desc {
     lp_kind kind;
     uint8_t m;           // 1..kMR
     uint8_t nv;          // 1 or 2 vectors of 16 columns
-    uint8_t accumulate;  // 0 or 1
+    uint8_t accumulate : 1;  // 0 or 1
+    uint8_t a_f32 : 1;       // bf16: A arrives widened to fp32 (see above)
+    uint8_t unused_bits : 6; // zero
     uint8_t epi_out;     // EPI_*: fused epilogue output type (0: none)
     uint8_t epi_flags;   // EPI_COMP | EPI_SCALE_* | EPI_BIAS | EPI_RELU / EPI_LEAKY | EPI_ZP
     uint8_t epi_ops;     // EPI_ADD_* | EPI_ADD_LATE | EPI_ELT_* (epi_out != 0 only)
 };
 static_assert(sizeof(lp_ukernel_desc) == 8, "lp_ukernel_desc must stay 8 packed bytes");
 
-inline lp_ukernel_desc make_lp_desc(uint8_t tier, lp_kind kind, int m, int nv, bool accumulate) {
+inline lp_ukernel_desc make_lp_desc(uint8_t tier, lp_kind kind, int m, int nv, bool accumulate,
+                                    bool a_f32 = false) {
     lp_ukernel_desc d{};
+    d.a_f32 = a_f32 ? 1 : 0;
     d.tier = tier;
     d.kind = kind;
     d.m = uint8_t(m);
@@ -182,8 +192,8 @@ inline lp_ukernel_desc make_lp_desc(uint8_t tier, lp_kind kind, int m, int nv, b
 
 inline lp_ukernel_desc make_lp_epi_desc(uint8_t tier, lp_kind kind, int m, int nv, bool accumulate,
                                         uint8_t epi_out, uint8_t epi_flags,
-                                        uint8_t epi_ops = EPI_ADD_NONE) {
-    lp_ukernel_desc d = make_lp_desc(tier, kind, m, nv, accumulate);
+                                        uint8_t epi_ops = EPI_ADD_NONE, bool a_f32 = false) {
+    lp_ukernel_desc d = make_lp_desc(tier, kind, m, nv, accumulate, a_f32);
     d.epi_out = epi_out;
     d.epi_flags = epi_out ? epi_flags : 0;
     d.epi_ops = epi_out ? epi_ops : 0;

@@ -128,7 +128,7 @@ public:
         if (desc.m < 1 || desc.m > anvil::jit::kAmxMaxRows || desc.nv < 1 || desc.nv > 2 ||
             desc.accumulate > 1)
             return anvil_invalid_argument;
-        if (desc.epi_out != anvil::lowp::EPI_NONE) return anvil_unsupported;
+        if (desc.epi_out != anvil::lowp::EPI_NONE || desc.a_f32) return anvil_unsupported;
         kernel_ptr k;
         const anvil_status_t st = anvil::jit::get_amx_lp_kernel(
             anvil::jit::make_amx_lp_desc(desc.kind, desc.m, desc.nv, desc.accumulate != 0), &k);
