@@ -14,11 +14,45 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "lowp/lp_backend.h"
+#include "lowp/lp_driver.h"
 #include "lowp/lp_ref.h"
 #include "lowp/lp_ukernel.h"
 #include "test_util.h"
 
 namespace lt {
+
+// A bf16 x bf16 matmul descriptor: A, B 'N', dense leading dims, output c_dt.
+inline anvil_matmul_desc_t bf16_matmul_desc(int64_t M, int64_t N, int64_t K, anvil_data_type_t c_dt) {
+    anvil_matmul_desc_t d{};
+    d.a_dt = anvil_dt_bf16;
+    d.b_dt = anvil_dt_bf16;
+    d.c_dt = c_dt;
+    d.transa = 'N';
+    d.transb = 'N';
+    d.M = M;
+    d.N = N;
+    d.K = K;
+    d.lda = K;
+    d.ldb = N;
+    d.ldc = N;
+    return d;
+}
+
+// Whether the bf16 backend has kernels on widened A (lp_ukernel.h's a_f32)
+// to compare with its vdpbf16ps ones; says so in the log when not.
+inline bool widened_bf16_kernels_here() {
+    const auto &be = anvil::lowp::select_lp_backend(anvil::lowp::lp_kind::bf16);
+    if (!be.accepts_widened_bf16_a())
+        MESSAGE("no widened-A kernels on this tier (", be.name(), "): nothing to compare");
+    return be.accepts_widened_bf16_a();
+}
+
+// Restores the driver's own choice of widening bf16 A when it goes out of
+// scope (tests force it with set_widen_bf16_a_override).
+struct widen_override_scope {
+    ~widen_override_scope() { anvil::lowp::set_widen_bf16_a_override(-1); }
+};
 
 using anvil::lowp::bf16_to_f32;
 using anvil::lowp::f32_to_bf16;

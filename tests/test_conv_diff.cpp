@@ -49,8 +49,6 @@
 
 #include "anvil/anvil.h"
 #include "conv/conv_descriptor.h"
-#include "lowp/lp_backend.h"
-#include "lowp/lp_driver.h"
 #include "conv_ref.h"
 #include "lowp_util.h"
 #include "onednn_peer.h"
@@ -1055,14 +1053,8 @@ TEST_SUITE("once") {
 // padding in the view), dilation; fused and unfused chains, f32 and bf16
 // outputs; random fractions, so the order of each pair's roundings shows.
 TEST_CASE("conv bf16: kernels on a widened source give the vdpbf16ps kernels' bits") {
-    const auto &be = anvil::lowp::select_lp_backend(anvil::lowp::lp_kind::bf16);
-    if (!be.accepts_widened_bf16_a()) {
-        MESSAGE("no widened-A kernels on this tier (", be.name(), "): nothing to compare");
-        return;
-    }
-    struct restore_t {
-        ~restore_t() { anvil::lowp::set_widen_bf16_a_override(-1); }
-    } restore;
+    if (!lt::widened_bf16_kernels_here()) return;
+    const lt::widen_override_scope restore;
     const char *descs[] = {"mb1ic64ih14iw13oc96kh3ph1",    "mb2ic64ih9iw9oc80kh1",
                            "mb1ic64ih14iw14oc48kh1sh2",    "mb1ic3ih30iw29oc64kh7sh2ph3",
                            "g2mb1ic34ih9iw10oc18kh3ph1",   "mb1ic32ih12iw12oc40kh3dh1ph2",

@@ -27,7 +27,6 @@
 #include "anvil/anvil.h"
 #include "cpu/isa.h"
 #include "lowp/lp_backend.h"
-#include "lowp/lp_driver.h"
 #include "lowp_util.h"
 #include "onednn_peer.h"
 #include "test_util.h"
@@ -693,14 +692,8 @@ TEST_SUITE("once") {
 // handle's fused chain (bias, residual add, gelu_tanh, bf16 output) on
 // prepacked weights.  Random fractions, so the rounding order shows.
 TEST_CASE("lowp bf16: kernels on widened A give the vdpbf16ps kernels' bits") {
-    const anvil::lowp::lp_backend &be = anvil::lowp::select_lp_backend(anvil::lowp::lp_kind::bf16);
-    if (!be.accepts_widened_bf16_a()) {
-        MESSAGE("no widened-A kernels on this tier (", be.name(), "): nothing to compare");
-        return;
-    }
-    struct restore_t {
-        ~restore_t() { anvil::lowp::set_widen_bf16_a_override(-1); }
-    } restore;
+    if (!lt::widened_bf16_kernels_here()) return;
+    const lt::widen_override_scope restore;
     tu::rng r(77);
     struct dims {
         int64_t M, N, K;
@@ -743,18 +736,7 @@ TEST_CASE("lowp bf16: kernels on widened A give the vdpbf16ps kernels' bits") {
         for (auto &v : residual) v = r.frac();
         const anvil_post_op_t ops[] = {lt::binary(anvil_binary_add, false, anvil_dt_f32, N),
                                        lt::eltwise(anvil_eltwise_gelu_tanh)};
-        anvil_matmul_desc_t d{};
-        d.a_dt = anvil_dt_bf16;
-        d.b_dt = anvil_dt_bf16;
-        d.c_dt = anvil_dt_bf16;
-        d.transa = 'N';
-        d.transb = 'N';
-        d.M = M;
-        d.N = N;
-        d.K = K;
-        d.lda = K;
-        d.ldb = N;
-        d.ldc = N;
+        anvil_matmul_desc_t d = lt::bf16_matmul_desc(M, N, K, anvil_dt_bf16);
         d.bias = bias.data();
         d.num_post_ops = 2;
         d.post_ops = ops;

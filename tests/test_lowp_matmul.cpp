@@ -477,18 +477,7 @@ TEST_CASE("lowp matmul: s32 output of a bare int8 product is exact beyond 2^24")
 namespace {
 
 anvil_matmul_t make_bf16_mm(int64_t M, int64_t N, int64_t K, anvil_data_type_t c_dt) {
-    anvil_matmul_desc_t d{};
-    d.a_dt = anvil_dt_bf16;
-    d.b_dt = anvil_dt_bf16;
-    d.c_dt = c_dt;
-    d.transa = 'N';
-    d.transb = 'N';
-    d.M = M;
-    d.N = N;
-    d.K = K;
-    d.lda = K;
-    d.ldb = N;
-    d.ldc = N;
+    const anvil_matmul_desc_t d = lt::bf16_matmul_desc(M, N, K, c_dt);
     anvil_matmul_t h = nullptr;
     REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
     return h;
