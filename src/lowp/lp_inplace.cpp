@@ -90,6 +90,21 @@ constexpr int64_t kRowbMaxTaskCols = 4096;
 // through K pages of B: 16x4096x4096 95 vs 99, 64x4096x4096 140 vs 234
 // (packed), so they pack.
 constexpr int64_t kBf16MaxRows = 12;
+// Where the packed path's bf16 kernels take widened A (vdpbf16ps at half
+// the FMA's rate: lp_driver.cpp's widen_bf16_a), packing B per call beats
+// the row-B walk (vdpbf16ps) from 3 rows when B outgrows half of L3, and
+// from 11 rows anyway.  Measured on the Intel Xeon VM (32 MiB L3 assumed),
+// 1 thread, in-process A/B, packed / in place: B 32 MiB (4096 x 4096) at
+// M = 3 / 4 / 6 / 8 / 10 / 12 1.20 / 1.04 / 1.06 / 1.03 / 1.23 / 1.23x,
+// B 88 MiB (11008 columns or rows) M = 3 / 4 / 8 / 12 1.81 / 1.32..1.89 /
+// 1.20 / 1.64x; B 2..16 MiB M = 4 / 5 / 8 / 10 / 12 0.95 / 0.84 / 0.92..
+// 0.99 / 1.01 / 1.12x; 1 and 2 rows keep the walk (0.58-1.07x).
+bool packed_beats_rowb_bf16(const lp_problem &p) {
+    constexpr int64_t kMinRows = 3, kAnySizeRows = 11;
+    // B's K x N x 2 bytes > L3 / 2, without the product (it may overflow).
+    const bool b_large = p.K > 0 && p.N > int64_t(cpu::info().caches.l3) / 4 / p.K;
+    return p.M >= kAnySizeRows || (p.M >= kMinRows && b_large);
+}
 // Transposed B: below this K the dot kernels' final 16-lane reductions
 // cost more than the packing they save.
 constexpr int64_t kDotMinK = 64;
@@ -422,6 +437,7 @@ bool inplace_path_applies(const lp_backend &be, const lp_problem &p) {
         if (be.rowb_cols(p.kind) > 0)  // Highway's row-B kernels
             return p.M <= kRowbMaxRows && p.K * p.N >= kHwyRowbBf16MinKN;
         if (p.M > kBf16MaxRows) return false;
+        if (be.prefers_widened_bf16_a() && packed_beats_rowb_bf16(p)) return false;
         const uint32_t need = cpu::f_avx512_core | cpu::f_avx512_bf16;
         return (cpu::effective_features() & need) == need &&
                be.tier() >= anvil_isa_avx512_core_bf16 && jit_state::usable();
