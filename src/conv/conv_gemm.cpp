@@ -72,14 +72,18 @@ void fill_view(const conv_plan &p, const uint8_t *src, int32_t zero_point, uint8
         uint8_t *o = out + left;
         if (p.widen_a) {  // bf16 -> fp32 (exact), channel padding 0.0f
             const auto *in16 = reinterpret_cast<const uint16_t *>(in);
-            auto *of = reinterpret_cast<float *>(o);
             if (p.ICgp == g.ICg) {
-                lowp::convert_bf16_to_f32(in16, of, g.IW * g.IC);
+                lowp::convert_bf16_to_f32(in16, reinterpret_cast<float *>(o), g.IW * g.IC);
                 return;
             }
+            // Odd channel counts (a stem's 3): a few values per pixel and
+            // group, too few for a dispatched conversion call each.
+            auto *ow = reinterpret_cast<uint32_t *>(o);
             for (int64_t pg = 0; pg < g.IW * g.G; ++pg) {
-                lowp::convert_bf16_to_f32(in16 + pg * g.ICg, of + pg * p.ICgp, g.ICg);
-                std::memset(of + pg * p.ICgp + g.ICg, 0, size_t((p.ICgp - g.ICg) * 4));
+                const uint16_t *i16 = in16 + pg * g.ICg;
+                uint32_t *w = ow + pg * p.ICgp;
+                for (int64_t ch = 0; ch < g.ICg; ++ch) w[ch] = uint32_t(i16[ch]) << 16;
+                for (int64_t ch = g.ICg; ch < p.ICgp; ++ch) w[ch] = 0;
             }
             return;
         }

@@ -50,7 +50,7 @@ struct conv_plan {
     int gk = 1;               // k elements per group (1 for fp32, 2 bf16, 4 int8)
     int eb = 4;               // bytes per source element as the kernels read it (the view's)
     int src_eb = 4;           // ... as the caller stores it
-    // bf16 on a CPU whose vdpbf16ps is slow (lowp::widen_bf16_a_by_default):
+    // bf16 on a CPU whose vdpbf16ps is slow (lowp::widen_bf16_a_when):
     // the view holds the source widened to fp32 (eb = 4) and the kernels
     // are the a_f32 ones (lp_ukernel.h), which give the same bits.
     bool widen_a = false;
@@ -79,6 +79,9 @@ constexpr int kConvNR = 32;  // panel width of the packed weights (columns)
 // measured on ResNet-50's conv1, K = 21 per call in place beats the gather.
 constexpr int64_t kMinInPlaceK = 64;
 constexpr int64_t kMinInPlaceKF32 = 16;
+// bf16 sources are widened (conv_plan::widen_a, where the CPU prefers it)
+// only when each source element feeds at least this many multiply-adds.
+constexpr int64_t kMinWidenMaddsPerElem = 24;
 
 // Fills the plan's derived fields from a validated geometry and types.
 void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p);

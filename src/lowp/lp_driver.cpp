@@ -512,10 +512,10 @@ bool widen_bf16_a(const lp_backend &be, const lp_problem &p) {
     return p.M >= kWidenMinRows && be.prefers_widened_bf16_a();
 }
 
-bool widen_bf16_a_by_default(const lp_backend &be) {
+bool widen_bf16_a_when(const lp_backend &be, bool pays) {
     const int mode = g_widen_override.load(std::memory_order_relaxed);
     if (mode >= 0) return mode == 1 && be.accepts_widened_bf16_a();
-    return be.prefers_widened_bf16_a();
+    return pays && be.prefers_widened_bf16_a();
 }
 
 anvil_status_t run_lp_gemm(const lp_backend &be, const lp_problem &p, const lp_epilogue &epi) {

@@ -66,9 +66,9 @@ bool a_read_in_place(const lp_backend &be, const lp_problem &p, bool want_rowsum
 // Whether the packed path runs bf16 kernels on A widened to fp32
 // (lp_ukernel.h's a_f32; see lp_driver.cpp).
 bool widen_bf16_a(const lp_backend &be, const lp_problem &p);
-// Whether callers without a row count (convolution: many pixels) widen:
-// the override, else the backend's preference.
-bool widen_bf16_a_by_default(const lp_backend &be);
+// Whether other callers (convolution) widen: the override, else the
+// backend's preference where the caller judged that widening pays.
+bool widen_bf16_a_when(const lp_backend &be, bool pays);
 // Tests: 1 widens A wherever the backend takes a_f32 kernels (any M, any
 // CPU), 0 never, -1 (the default) as the CPU prefers.  The bits are the
 // same either way (denormals aside).
