@@ -151,6 +151,11 @@ void describe_machine() {
     if (!ci.l3_note.empty()) std::printf("L3 note:        %s\n", ci.l3_note.c_str());
     std::printf("weight stream:  prefetched %s ahead by one-row-tile calls (per vendor, cpu/isa.h)\n",
                 bytes_str(ci.stream_prefetch_lead).c_str());
+    if (ci.detected & cpu::f_avx512_bf16)
+        std::printf("bf16 products:  %s\n",
+                    ci.bf16_dot_half_rate
+                        ? "FMA on operands widened to fp32 (vdpbf16ps runs at half the FMA's rate here; same bits)"
+                        : "vdpbf16ps");
     const char *omp = std::getenv("OMP_NUM_THREADS");
     std::printf("threads:        %d (OMP_NUM_THREADS=%s)\n", anvil_get_num_threads(),
                 omp ? omp : "unset");

@@ -17,8 +17,9 @@
 // k-group: padded with zeros; bf16 kernels that read A widened to fp32),
 // the source is first copied into a "view" with the padding materialised
 // (pad value = the source zero point) and those fixed, so every tap of
-// every pixel is in bounds and the kernels never see a bound.  Layers with little K per call gather im2col rows
-// from the view instead (im2col_all).
+// every pixel is in bounds and the kernels never see a bound.  Layers
+// with little K per call gather im2col rows from the view instead
+// (im2col_all).
 #pragma once
 #include <cstdint>
 

@@ -79,8 +79,10 @@ struct cpu_info {
     // (family 6 model 207) `anvil-bench --peak` gives vdpbf16ps 87 GFLOP/s
     // against the FMA's 177 (one zmm vdpbf16ps every 2 cycles), and a
     // 12 x 32 tile in L1 ran 88 GFLOP/s with vdpbf16ps, 161 with FMAs on A
-    // widened in memory and B split in registers.  Zen 5 runs vdpbf16ps at
-    // twice the FMA's flops (about 420 vs 212 GFLOP/s): false there.
+    // widened in memory and B split in registers.  Set for every Intel CPU
+    // (the other Intel models with AVX512-BF16 are unmeasured).  Zen 5 runs
+    // vdpbf16ps at twice the FMA's flops (about 420 vs 212 GFLOP/s): false
+    // there.
     bool bf16_dot_half_rate = false;
 };
 
