@@ -1,5 +1,6 @@
 #include "jit/jit_conv_dw_avx512.h"
 
+#include <algorithm>
 #include <cstddef>
 
 #include "jit/jit_store_convert.h"
@@ -38,7 +39,8 @@ std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
     return std::string("anvil_conv_dw_avx512_") + kind_name(d.kind) + "_m" + std::to_string(d.m) +
            (d.has_zero_point ? "_zp" : "") +
            (d.row_taps ? "_r" + std::to_string(d.row_taps) + "s" + std::to_string(d.row_step) : "") +
-           (d.row_taps && d.narrow_int ? "_vnni" : "") + epi_suffix(d.epi);
+           (d.row_taps && d.narrow_int == conv::DW_INT_NARROW16 ? "_vnni" : "") +
+           (d.row_taps && d.narrow_int == conv::DW_INT_BYTE_DOT ? "_dot" : "") + epi_suffix(d.epi);
 }
 
 jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
@@ -48,18 +50,32 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     m_ = d.m;
     rt_ = d.row_taps;
     rs_ = rt_ ? d.row_step : 1;
-    vnni_ = rt_ > 0 && is_int() && d.narrow_int;
+    vnni_ = rt_ > 0 && is_int() && d.narrow_int == conv::DW_INT_NARROW16;
+    dot_ = rt_ > 0 && is_int() && d.narrow_int == conv::DW_INT_BYTE_DOT;
+    if (d.narrow_int == conv::DW_INT_BYTE_DOT && !dot_) XBYAK_THROW(ERR_INTERNAL)
+    rows_ = m_;
     if (rt_ && (rs_ < 1 || rs_ > conv::kDwMaxRowStep)) XBYAK_THROW(ERR_INTERNAL)
     elem_ = conv::dw_src_bytes(d.kind);
     if (!is_int()) d_.has_zero_point = 0;
     epi_out_ = uint8_t(d.epi & conv::DW_EPI_OUT_MASK);
     if (epi_out_ > 4 || (d.epi != 0 && epi_out_ == 0)) XBYAK_THROW(ERR_INTERNAL)
-    fast_bf16_ = epi_out_ == lowp::EPI_BF16 && d.tier >= anvil_isa_avx512_core_bf16;
+    // (Byte-dot kernels keep their permutation index and 0x80 bytes in
+    // zmm29 / zmm30, which the fast bf16 store would need.)
+    fast_bf16_ = epi_out_ == lowp::EPI_BF16 && d.tier >= anvil_isa_avx512_core_bf16 && !dot_;
     prologue();
     block_loop();
     epilogue();
     if (epi_out_) {
         emit_store_constants(*this, consts_);  // after the return
+    }
+    if (dot_) {
+        if (!epi_out_) ud2();  // the end of the code, as emit_store_constants marks it
+        // vpermb index: byte 4 l + b of the permuted column is source byte
+        // 16 b + l (lane l gets channels l, 16 + l, 32 + l, 48 + l).
+        align(64);
+        L(dot_consts_);
+        for (int l = 0; l < 16; ++l)
+            for (int b = 0; b < 4; ++b) db(uint8_t(16 * b + l));
     }
 }
 
@@ -88,6 +104,13 @@ void jit_conv_dw_avx512::prologue() {
         mov(eax, 0xffff);
         vpbroadcastd(wmask(), eax);
     }
+    if (dot_) {
+        vmovdqu8(dot_idx(), ptr[rip + dot_consts_]);
+        if (d_.kind == dw_kind::s8) {
+            mov(eax, 0x80808080);
+            vpbroadcastd(dot_flip(), eax);
+        }
+    }
     if (rt_ > 0) {
         mov(reg_cs, reg_ps);  // column stride: pix_stride / S
         if (rs_ == 2) sar(reg_cs, 1);
@@ -102,7 +125,10 @@ void jit_conv_dw_avx512::prologue() {
         mov(reg_ldc, ptr[reg_args + offsetof(dw_ukernel_args, acc_ld)]);
         shl(reg_ldc, 2);  // f32 and int32 accumulators are both 4 bytes
     }
-    if (d_.has_zero_point) vpbroadcastd(zpv(), dword[reg_args + offsetof(dw_ukernel_args, zero_point)]);
+    // (Byte-dot kernels fold the zero point into their starting values
+    // and keep 0x80 bytes where zpv() is.)
+    if (d_.has_zero_point && !dot_)
+        vpbroadcastd(zpv(), dword[reg_args + offsetof(dw_ukernel_args, zero_point)]);
     // The frame: channels, block 0's src offset (0) and acc.
     mov(reg_t, ptr[reg_args + offsetof(dw_ukernel_args, channels)]);
     mov(ptr[rsp + kFrameChannels], reg_t);
@@ -118,6 +144,10 @@ void jit_conv_dw_avx512::epilogue() {
 // Block after block: the channel loop from the block's src offset and acc
 // rows, then both advance by m pixels / m rows.
 void jit_conv_dw_avx512::block_loop() {
+    if (dot_) {
+        dot_channel_loop();
+        return;
+    }
     Label loop, done;
     cmp(qword[rsp + kFrameBlocks], 0);
     jle(done, T_NEAR);  // nblocks < 1: nothing
@@ -348,8 +378,8 @@ void jit_conv_dw_avx512::pixel(int r, int j, bool tail) {
 }
 
 void jit_conv_dw_avx512::set_acc_rows() {
-    if (m_ > 3) lea(reg_ldc3, ptr[reg_ldc + reg_ldc * 2]);
-    if (m_ > 4) lea(reg_acc4, ptr[reg_acc + reg_ldc * 4]);
+    if (rows_ > 3) lea(reg_ldc3, ptr[reg_ldc + reg_ldc * 2]);
+    if (rows_ > 4) lea(reg_acc4, ptr[reg_acc + reg_ldc * 4]);
 }
 
 void jit_conv_dw_avx512::store(int nb, bool tail) {
@@ -358,10 +388,10 @@ void jit_conv_dw_avx512::store(int nb, bool tail) {
         return;
     }
     set_acc_rows();
-    for (int r = 0; r < m_; ++r)
+    for (int r = 0; r < rows_; ++r)
         for (int j = 0; j < nb; ++j) {
             const RegExp at = acc_at(r) + j * kVecBytes;
-            const Address dst = tail ? ptr[at] | k_tail : ptr[at];
+            const Address dst = masked(j, nb, tail) ? ptr[at] | k_tail : ptr[at];
             if (is_int())
                 vmovdqu32(dst, acc(r, j));
             else
@@ -369,12 +399,183 @@ void jit_conv_dw_avx512::store(int nb, bool tail) {
         }
 }
 
+// ------------------------------------------------------ byte-dot kernels
+// Pixels per sub-block: accumulators (nb per pixel) within zmm0..15, and
+// with the R x nb weights below zmm28.
+int jit_conv_dw_avx512::dot_rows(int nb) const {
+    return std::max(1, std::min({m_, 16 / nb, (28 - rt_ * nb) / nb}));
+}
+
+// Passes of 64 channels (4 slots), then one pass over the rest with as
+// many slots as it needs, the last one masked (k_tail its lanes, k_bytes
+// the source bytes left).
+void jit_conv_dw_avx512::dot_channel_loop() {
+    Label full, rest, done;
+    Label variant[4];
+    mov(reg_left, ptr[rsp + kFrameChannels]);
+    xor_(reg_coff, reg_coff);
+    mov(ptr[rsp + kFrameAccCh], reg_acc);
+    L(full);
+    cmp(reg_left, 4 * kLanes);
+    jl(rest, T_NEAR);
+    dot_pass(4, false);
+    add(reg_coff, 4 * kLanes);  // one source byte per channel
+    add(qword[rsp + kFrameAccCh], 4 * kLanes * out_bytes());
+    sub(reg_left, 4 * kLanes);
+    jmp(full, T_NEAR);
+    L(rest);
+    test(reg_left, reg_left);
+    jle(done, T_NEAR);
+    mov(eax, 1);
+    shl(rax, cl);  // reg_left < 64 here
+    dec(rax);
+    kmovq(k_bytes, rax);
+    for (int nb = 1; nb < 4; ++nb) {
+        cmp(reg_left, nb * kLanes);
+        jle(variant[nb - 1], T_NEAR);
+    }
+    jmp(variant[3], T_NEAR);
+    for (int nb = 1; nb <= 4; ++nb) {
+        L(variant[nb - 1]);
+        sub(reg_left, (nb - 1) * kLanes);  // the last slot's lanes, 1..16
+        tail_mask();
+        dot_pass(nb, true);
+        if (nb < 4) jmp(done, T_NEAR);
+    }
+    L(done);
+}
+
+// Sum of the call's weights per channel via vpdpbusd on bytes of ones
+// (each lane's only nonzero weight byte), times -(zp (+ 128 for s8)):
+// the value every accumulator of the pass starts from (int32, wrapping,
+// as the contract's sum).
+void jit_conv_dw_avx512::dot_comp(int nb) {
+    const Zmm tmp(31);
+    mov(eax, 0x01010101);
+    vpbroadcastd(tmp, eax);
+    for (int j = 0; j < nb; ++j) vpxord(Zmm(j), Zmm(j), Zmm(j));
+    Label loop, done;
+    xor_(reg_t, reg_t);
+    test(reg_ntaps, reg_ntaps);
+    jle(done, T_NEAR);
+    L(loop);
+    mov(reg_w, ptr[reg_w_taps + reg_t * 8]);
+    for (int j = 0; j < nb; ++j)
+        vpdpbusd(Zmm(j), tmp, ptr[reg_w + reg_coff * 4 + j * kVecBytes], EvexEncoding);
+    inc(reg_t);
+    cmp(reg_t, reg_ntaps);
+    jl(loop, T_NEAR);
+    L(done);
+    if (d_.has_zero_point) {
+        mov(rax, ptr[rsp + kFrameArgs]);
+        mov(eax, dword[rax + offsetof(dw_ukernel_args, zero_point)]);
+    } else {
+        xor_(eax, eax);
+    }
+    if (d_.kind == dw_kind::s8) add(eax, 128);  // x = (x ^ 0x80) - 128
+    neg(eax);
+    vpbroadcastd(tmp, eax);
+    for (int j = 0; j < nb; ++j) {
+        vpmulld(Zmm(j), Zmm(j), tmp);
+        vmovdqu32(ptr[rsp + kFrameComp + j * kVecBytes], Zmm(j));
+    }
+}
+
+// One channel pass (nb slots from reg_coff): every block of m pixels, as
+// sub-blocks of mm, starts from comp (or zero), runs the tap groups and
+// stores.
+void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
+    const int mm = dot_rows(nb);
+    dot_acc_nb_ = nb;
+    if (dot_needs_comp()) dot_comp(nb);
+    Label loop, done;
+    mov(rax, ptr[rsp + kFrameArgs]);
+    mov(rax, ptr[rax + offsetof(dw_ukernel_args, nblocks)]);
+    mov(ptr[rsp + kFrameBlocks], rax);
+    test(rax, rax);
+    jle(done, T_NEAR);
+    mov(ptr[rsp + kFrameSrcOff], reg_coff);
+    mov(rax, ptr[rsp + kFrameAccCh]);
+    mov(ptr[rsp + kFrameAcc], rax);
+    L(loop);
+    for (int r0 = 0; r0 < m_; r0 += mm) {
+        const int rows = std::min(mm, m_ - r0);
+        for (int r = 0; r < rows; ++r)
+            for (int j = 0; j < nb; ++j) {
+                if (dot_needs_comp())
+                    vmovdqu32(acc(r, j), ptr[rsp + kFrameComp + j * kVecBytes]);
+                else
+                    vpxord(acc(r, j), acc(r, j), acc(r, j));
+            }
+        Label taps, no_taps;
+        xor_(reg_t, reg_t);
+        test(reg_ntaps, reg_ntaps);
+        jle(no_taps, T_NEAR);
+        L(taps);
+        dot_group(nb, tail, r0, rows, mm);
+        add(reg_t, rt_);
+        cmp(reg_t, reg_ntaps);
+        jl(taps, T_NEAR);
+        L(no_taps);
+        mov(reg_acc, ptr[rsp + kFrameAcc]);
+        if (r0 > 0) {
+            imul(rax, reg_ldc, r0);
+            add(reg_acc, rax);
+        }
+        rows_ = rows;
+        store(nb, tail);
+    }
+    rows_ = m_;
+    imul(rax, reg_ps, m_);
+    add(ptr[rsp + kFrameSrcOff], rax);
+    imul(rax, reg_ldc, m_);
+    add(ptr[rsp + kFrameAcc], rax);
+    dec(qword[rsp + kFrameBlocks]);
+    jnz(loop, T_NEAR);
+    L(done);
+    dot_acc_nb_ = 0;
+}
+
+// One group of R taps for pixels r0 .. r0 + rows - 1: the weights, then
+// the S (rows - 1) + R columns, each permuted once and multiplied into
+// every accumulator that reads it (pixel r, tap k: column S r + k).
+void jit_conv_dw_avx512::dot_group(int nb, bool tail, int r0, int rows, int mm) {
+    mov(reg_src, ptr[reg_src_taps + reg_t * 8]);
+    add(reg_src, ptr[rsp + kFrameSrcOff]);
+    if (r0 > 0) {
+        imul(reg_w, reg_ps, r0);
+        add(reg_src, reg_w);
+    }
+    for (int k = 0; k < rt_; ++k) {
+        mov(reg_w, ptr[reg_w_taps + reg_t * 8 + k * 8]);
+        for (int j = 0; j < nb; ++j)
+            vmovdqu32(dot_w(k, j, nb, mm), ptr[reg_w + reg_coff * 4 + j * kVecBytes]);
+    }
+    const int ncol = rs_ * (rows - 1) + rt_;
+    if (ncol > 3) lea(reg_cs3, ptr[reg_cs + reg_cs * 2]);
+    const Zmm x = dot_x();
+    for (int s = 0; s < ncol; ++s) {
+        if (s > 0 && s % 4 == 0) lea(reg_src, ptr[reg_src + reg_cs * 4]);
+        if (tail) {
+            // Only the channels left are read (no fault past src's end).
+            vmovdqu8(x | k_bytes | T_z, ptr[src_row_at(s)]);
+            vpermb(x, dot_idx(), x);
+        } else {
+            vpermb(x, dot_idx(), ptr[src_row_at(s)]);
+        }
+        if (d_.kind == dw_kind::s8) vpxord(x, x, dot_flip());
+        for (int k = 0; k < rt_; ++k) {
+            if ((s - k) % rs_ != 0 || s < k) continue;
+            const int r = (s - k) / rs_;
+            if (r >= rows) continue;
+            for (int j = 0; j < nb; ++j) vpdpbusd(acc(r, j), x, dot_w(k, j, nb, mm), EvexEncoding);
+        }
+    }
+}
+
 // ------------------------------------------------------ fused epilogue
 namespace {
-const Zmm z_zero(20), z_t1(21), z_t2(22), z_t3(23);
 const Opmask k_tmp(2);
-Zmm z_scale(int j) { return Zmm(16 + j); }
-Zmm z_bias(int j) { return Zmm(18 + j); }
 }  // namespace
 
 void jit_conv_dw_avx512::store_fused(int nb, bool tail) {
@@ -386,7 +587,7 @@ void jit_conv_dw_avx512::store_fused(int nb, bool tail) {
     for (int j = 0; j < nb; ++j) {
         if (f & conv::DW_EPI_SCALE_N) {
             const Address at = ptr[r13 + reg_coff * (4 / elem_) + j * kVecBytes];
-            vmovups(tail ? Zmm(z_scale(j) | k_tail | T_z) : z_scale(j), at);  // masked: may end at the last channel
+            vmovups(masked(j, nb, tail) ? Zmm(z_scale(j) | k_tail | T_z) : z_scale(j), at);  // masked: may end at the last channel
         } else {
             vbroadcastss(z_scale(j), dword[r13]);
         }
@@ -395,22 +596,22 @@ void jit_conv_dw_avx512::store_fused(int nb, bool tail) {
         mov(r13, ptr[rax + offsetof(dw_ukernel_args, bias)]);
         for (int j = 0; j < nb; ++j) {
             const Address at = ptr[r13 + reg_coff * (4 / elem_) + j * kVecBytes];
-            vmovups(tail ? Zmm(z_bias(j) | k_tail | T_z) : z_bias(j), at);
+            vmovups(masked(j, nb, tail) ? Zmm(z_bias(j) | k_tail | T_z) : z_bias(j), at);
         }
     }
     if ((f & conv::DW_EPI_CLIP) == conv::DW_EPI_CLIP)  // the low bound where relu's zero goes
-        vbroadcastss(z_zero, dword[rax + offsetof(dw_ukernel_args, alpha)]);
+        vbroadcastss(z_zero(), dword[rax + offsetof(dw_ukernel_args, alpha)]);
     else if (f & (conv::DW_EPI_RELU | conv::DW_EPI_LEAKY))
-        vxorps(z_zero, z_zero, z_zero);
+        vxorps(z_zero(), z_zero(), z_zero());
     if (fast_bf16_) {
         store_bf16_fast(nb, tail);
         return;
     }
     const int ob = out_bytes();
-    for (int r = 0; r < m_; ++r)
+    for (int r = 0; r < rows_; ++r)
         for (int j = 0; j < nb; ++j) {
             finish_vec(acc(r, j), j);
-            store_converted(ptr[acc_at(r) + j * kLanes * ob], acc(r, j), tail);
+            store_converted(ptr[acc_at(r) + j * kLanes * ob], acc(r, j), masked(j, nb, tail));
         }
 }
 
@@ -428,7 +629,7 @@ void jit_conv_dw_avx512::store_bf16_fast(int nb, bool tail) {
     mov(r13d, 2);
     vpbroadcastd(two, r13d);
     vpternlogd(screen_min, screen_min, screen_min, 0xff);  // all ones: nothing seen yet
-    for (int r = 0; r < m_; ++r) {
+    for (int r = 0; r < rows_; ++r) {
         for (int j = 0; j < nb; ++j) {
             finish_vec(acc(r, j), j);
             vpaddd(screen_tmp, acc(r, j), acc(r, j));
@@ -453,7 +654,7 @@ void jit_conv_dw_avx512::store_bf16_fast(int nb, bool tail) {
     vpcmpud(k2, screen_min, screen_tmp, 1);  // unsigned less-than
     kortestw(k2, k2);
     jz(done, T_NEAR);
-    for (int r = 0; r < m_; ++r)
+    for (int r = 0; r < rows_; ++r)
         for (int j = 0; j < nb; ++j) store_converted(ptr[acc_at(r) + j * kLanes * 2], acc(r, j), tail);
     L(done);
 }
@@ -466,16 +667,16 @@ void jit_conv_dw_avx512::finish_vec(const Zmm &v, int j) {
     if ((f & conv::DW_EPI_CLIP) == conv::DW_EPI_CLIP) {
         // x < lo -> lo, then hi < x -> hi (NaN stays); z_t1 is free until
         // the store.
-        vcmpps(k_tmp, v, z_zero, 17);
-        vmovaps(v | k_tmp, z_zero);
-        vbroadcastss(z_t1, dword[rax + offsetof(dw_ukernel_args, beta)]);
-        vcmpps(k_tmp, z_t1, v, 17);
-        vmovaps(v | k_tmp, z_t1);
+        vcmpps(k_tmp, v, z_zero(), 17);
+        vmovaps(v | k_tmp, z_zero());
+        vbroadcastss(z_t(0), dword[rax + offsetof(dw_ukernel_args, beta)]);
+        vcmpps(k_tmp, z_t(0), v, 17);
+        vmovaps(v | k_tmp, z_t(0));
     } else if (f & conv::DW_EPI_RELU) {
-        vcmpps(k_tmp, v, z_zero, 2);  // x <= 0 (ordered): +0; NaN stays
+        vcmpps(k_tmp, v, z_zero(), 2);  // x <= 0 (ordered): +0; NaN stays
         vxorps(v | k_tmp, v, v);
     } else if (f & conv::DW_EPI_LEAKY) {
-        vcmpps(k_tmp, v, z_zero, 14);  // x > 0 keeps x; else (NaN too) alpha * x
+        vcmpps(k_tmp, v, z_zero(), 14);  // x > 0 keeps x; else (NaN too) alpha * x
         knotw(k_tmp, k_tmp);
         vmulps(v | k_tmp, v, ptr_b[rax + offsetof(dw_ukernel_args, alpha)]);
     }
@@ -483,8 +684,8 @@ void jit_conv_dw_avx512::finish_vec(const Zmm &v, int j) {
 }
 
 void jit_conv_dw_avx512::store_converted(const Address &dst_base, const Zmm &v, bool tail) {
-    emit_store_converted(*this, epi_out_, tail ? dst_base | k_tail : dst_base, v, consts_, z_t1, z_t2,
-                         z_t3, k_tmp);
+    emit_store_converted(*this, epi_out_, tail ? dst_base | k_tail : dst_base, v, consts_, z_t(0), z_t(1),
+                         z_t(2), k_tmp);
 }
 
 }  // namespace anvil::jit

@@ -9,6 +9,21 @@
 // tap k at column S r + k), which keeps each accumulator's taps in
 // increasing order.
 //
+// narrow_int == DW_INT_BYTE_DOT (row kernels of the int kinds; needs
+// AVX512-VNNI and VBMI): channels go 64 per pass, channel-block outer,
+// pixel blocks inner.  Each src column's 64 bytes are permuted (vpermb)
+// so that dword lane l holds channels l, 16 + l, 32 + l, 48 + l in its
+// four bytes (s8 sources flipped to u8 by xor 0x80); one vpdpbusd per
+// 16 channels then multiplies them by a byte-dot weight vector, whose
+// only nonzero byte per lane is the one of its 16 channels, into
+// accumulators in natural channel order: no widening, no zero-point
+// subtraction per element.  Instead each pass starts its accumulators at
+// -(zero point (+ 128 for s8)) x the sum of the call's weights (vpdpbusd
+// on a vector of ones), kept in the stack frame.  A pass over the last
+// channels (fewer than 64) uses as many 16-channel slots as they need,
+// the last one masked.  Pixel blocks of more than the registers hold run
+// as sub-blocks (dot_rows).
+//
 // A runtime loop walks the nblocks blocks of m pixels (src offset and acc
 // rows kept in a small stack frame); per block, channels sit in the 16 lanes of a zmm.  An outer runtime loop walks the
 // channel blocks of 16 two at a time (then one, then the last channels % 16
@@ -40,7 +55,10 @@ private:
     // slack), one src temporary per pixel zmm16..16+m-1 (independent, so
     // the pixels' widen/multiply chains overlap), block j's weights in
     // zmm31 / zmm29, the zero point in zmm30.
-    static Xbyak::Zmm acc(int r, int j = 0) { return Xbyak::Zmm(j * conv::kDwMaxM + r); }
+    // Byte-dot passes (dot_acc_nb_ > 0): acc(r, j) = zmm(r nb + j).
+    Xbyak::Zmm acc(int r, int j = 0) const {
+        return Xbyak::Zmm(dot_acc_nb_ ? r * dot_acc_nb_ + j : j * conv::kDwMaxM + r);
+    }
     static Xbyak::Zmm xv(int r) { return Xbyak::Zmm(2 * conv::kDwMaxM + r); }
     static Xbyak::Zmm wv(int j = 0) { return Xbyak::Zmm(31 - 2 * j); }
     static Xbyak::Zmm zpv() { return Xbyak::Zmm(30); }
@@ -70,6 +88,24 @@ private:
     static Xbyak::Zmm xr(int j) { return Xbyak::Zmm(26 + j); }
     static Xbyak::Zmm pr(int j) { return Xbyak::Zmm(28 + j); }
     void pixel(int r, int j, bool tail);  // acc(r, j) += X(r) * W
+    // Byte-dot kernels (see above).  Register map of a pass over nb
+    // 16-channel slots with sub-blocks of mm pixels: accumulators zmm0 ..
+    // nb mm - 1, weights of tap k, slot j in zmm(nb mm + k nb + j) (<=
+    // zmm27), the permuted src column in zmm28, the vpermb index in zmm29,
+    // 0x80 bytes (s8) in zmm30, zmm31 a temporary; k3 the byte mask of the
+    // last pass's channels.
+    void dot_channel_loop();
+    void dot_pass(int nb, bool tail);
+    void dot_comp(int nb);  // frame's comp[j] = -(zp + 128 s8) x sum of the call's weights
+    void dot_group(int nb, bool tail, int r0, int rows, int mm);
+    int dot_rows(int nb) const;  // mm: pixels per sub-block
+    Xbyak::Zmm dot_w(int k, int j, int nb, int mm) const { return Xbyak::Zmm(nb * mm + k * nb + j); }
+    static Xbyak::Zmm dot_x() { return Xbyak::Zmm(28); }
+    static Xbyak::Zmm dot_idx() { return Xbyak::Zmm(29); }
+    static Xbyak::Zmm dot_flip() { return Xbyak::Zmm(30); }
+    const Xbyak::Opmask k_bytes = k3;
+    bool dot_needs_comp() const { return d_.has_zero_point || d_.kind == conv::dw_kind::s8; }
+    Xbyak::Label dot_consts_;  // the vpermb index
     void set_acc_rows();             // row pointers for store()
     void store(int nb, bool tail);
     // Fused epilogue (d_.epi != 0): reg_acc / reg_ldc address dst (bytes);
@@ -79,12 +115,24 @@ private:
     // zmm20, temporaries zmm21..23 (all free there), k2 a temporary; rax
     // the args pointer, r13 scratch.
     void store_fused(int nb, bool tail);
+    // Fused-store registers: scales of slot j in zmm16 + j, bias in
+    // zmm(16 + slots + j), then the relu zero / clip bound and three
+    // temporaries (slots: 2, byte-dot kernels 4).
+    int epi_slots() const { return dot_ ? 4 : 2; }
+    Xbyak::Zmm z_scale(int j) const { return Xbyak::Zmm(16 + j); }
+    Xbyak::Zmm z_bias(int j) const { return Xbyak::Zmm(16 + epi_slots() + j); }
+    Xbyak::Zmm z_zero() const { return Xbyak::Zmm(16 + 2 * epi_slots()); }
+    Xbyak::Zmm z_t(int i) const { return Xbyak::Zmm(17 + 2 * epi_slots() + i); }
+    // A tail pass masks its last slot only.
+    static bool masked(int j, int nb, bool tail) { return tail && j == nb - 1; }
     // bf16 output on a kernel made for avx512_core_bf16: one
     // vcvtne2ps2bf16 per pixel and a denormal screen (the lp kernels'
     // store_rows_bf16_fast) instead of the exact ten-instruction rounding.
     void store_bf16_fast(int nb, bool tail);
     void finish_vec(const Xbyak::Zmm &v, int j);
     void store_converted(const Xbyak::Address &dst_base, const Xbyak::Zmm &v, bool tail);
+    int rows_ = 1;  // pixels store() writes: m_, or a byte-dot sub-block's
+    int dot_acc_nb_ = 0;  // 0, or the slots of the byte-dot pass being emitted
     int out_bytes() const;
     void tail_mask();                // k_tail = (1 << channels left) - 1
     void epilogue();
@@ -96,7 +144,8 @@ private:
     int elem_ = 4;  // src bytes per channel
     int rt_ = 0;    // row_taps
     int rs_ = 1;    // row_step
-    bool vnni_ = false;  // row kernel of an int kind with narrow_int: vpdpwssd
+    bool vnni_ = false;  // row kernel of an int kind with narrow_int 1: vpdpwssd
+    bool dot_ = false;   // narrow_int == DW_INT_BYTE_DOT: vpdpbusd on permuted bytes
     bool fast_bf16_ = false;  // bf16 output and tier avx512_core_bf16: store_bf16_fast
     static Xbyak::Zmm wmask() { return Xbyak::Zmm(31); }  // 0x0000ffff lanes (vnni_)
 
@@ -127,7 +176,10 @@ private:
     // Blocks left: on the stack, not in rbp, which keeps the frame pointer
     // chain that perf unwinds through (ANVIL_JIT_PROFILE=perf).
     static constexpr int kFrameBlocks = 32;
-    static constexpr int kFrame = 40;
+    // Byte-dot kernels: the pass's acc row 0 at pixel 0, and comp[4].
+    static constexpr int kFrameAccCh = 40;
+    static constexpr int kFrameComp = 48;
+    static constexpr int kFrame = kFrameComp + 4 * 64;
     // At the store the tap registers are free: row 4 and 3 * acc_ld * 4.
     const Xbyak::Reg64 reg_acc4 = r12;
     const Xbyak::Reg64 reg_ldc3 = rbx;

@@ -21,13 +21,20 @@ public:
     const char *name() const override { return "jit:avx512_dw"; }
     anvil_isa_t tier() const override { return anvil_isa_avx512_core; }
     bool supports_fused_epilogue() const override { return true; }
+    // vpdpbusd needs the cap to allow AVX512-VNNI, vpermb the CPU to have
+    // AVX512-VBMI.
+    bool supports_byte_dot() const override {
+        return (cpu::effective_features() & cpu::f_avx512_vnni) != 0 && cpu::info().avx512_vbmi;
+    }
     anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const override {
         if (!dw_desc_valid(desc)) return anvil_invalid_argument;
+        const bool byte_dot = desc.narrow_int == DW_INT_BYTE_DOT;
+        if (byte_dot && !supports_byte_dot()) return anvil_unsupported;
         // The descriptor as cached: this tier and no stray reserved bytes.
         // narrow_int row kernels use vpdpwssd where the cap allows VNNI
         // (the tier byte records it); otherwise the promise is dropped.
-        const bool vnni = desc.narrow_int && desc.row_taps > 0 &&
-                          (cpu::effective_features() & cpu::f_avx512_vnni) != 0;
+        const bool vnni = byte_dot || (desc.narrow_int && desc.row_taps > 0 &&
+                                       (cpu::effective_features() & cpu::f_avx512_vnni) != 0);
         // A bf16 output is rounded by vcvtne2ps2bf16 where the cap allows
         // AVX512-BF16 (the tier byte records it; same bits, see
         // jit_conv_dw_avx512::store_bf16_fast).
@@ -38,8 +45,8 @@ public:
                                           : anvil_isa_avx512_core;
         const dw_ukernel_desc d =
             make_dw_desc(uint8_t(tier), desc.kind,
-                         desc.m, desc.has_zero_point != 0, desc.row_taps, desc.row_step, vnni,
-                         desc.epi);
+                         desc.m, desc.has_zero_point != 0, desc.row_taps, desc.row_step,
+                         byte_dot ? DW_INT_BYTE_DOT : vnni ? DW_INT_NARROW16 : 0, desc.epi);
         cache::kernel_ptr k;
         const anvil_status_t st =
             jit::cached_kernel<jit::jit_conv_dw_avx512>(t_front_dw_avx512, d, "conv_dw_avx512:", &k);

@@ -49,6 +49,8 @@
 
 #include "anvil/anvil.h"
 #include "conv/conv_descriptor.h"
+#include "conv/conv_dw.h"
+#include "conv/dw_backend.h"
 #include "conv_ref.h"
 #include "lowp_util.h"
 #include "onednn_peer.h"
@@ -1087,6 +1089,64 @@ TEST_CASE("conv bf16: kernels on a widened source give the vdpbf16ps kernels' bi
                 REQUIRE(anvil_conv2d_pack_weights(h, P.wei.p, anvil_conv_weights_oihw, packed.data()) ==
                         anvil_success);
                 out[widen] = exec_bytes(h, P, packed.data());
+                anvil_conv2d_destroy(h);
+            }
+            CHECK(out[0] == out[1]);
+            ++compared;
+        }
+    MESSAGE(compared, " convolutions compared");
+}
+
+// int8 depthwise convolutions on the byte-dot row kernels (vpdpbusd on
+// permuted source bytes, the zero point folded into the starting values;
+// the default where the CPU has AVX512-VBMI and the cap AVX512-VNNI) give
+// the bytes of the int32-row kernels: u8 and s8 sources, source zero
+// points (0, 0 < zp, negative), full-range data, 3x3 stride 1 and 2,
+// 5x5, dilation, channel counts with every remainder shape, fused and
+// unfused chains, u8 / s8 / f32 outputs.
+TEST_CASE("conv int8 depthwise: byte-dot kernels give the int32-row kernels' bytes") {
+    const anvil::conv::dw_backend &be = anvil::conv::select_dw_backend();
+    if (!be.supports_byte_dot()) return;
+    struct restore_t {
+        ~restore_t() { anvil::conv::set_dw_byte_dot_override(-1); }
+    } restore;
+    const char *descs[] = {"g32mb1ic32ih13iw17oc32kh3ph1",     "g77mb1ic77ih9iw11oc77kh3sh2ph1",
+                           "g144mb2ic144ih8iw8oc144kh3ph1",    "g50mb1ic50ih12iw12oc50kh5ph2",
+                           "g130mb1ic130ih9iw10oc130kh3dh1ph2", "g16mb1ic16ih6iw30oc16kh3sh2ph1",
+                           "g64mb1ic64ih7iw7oc64kh3ph1"};
+    uint64_t seed = 5151;
+    int compared = 0;
+    for (const char *desc : descs)
+        for (int variant = 0; variant < 4; ++variant) {
+            conv_shape s;
+            std::string err;
+            REQUIRE(anvil::conv::parse_conv_descriptor(desc, &s, &err));
+            conv_cfg q;
+            q.s = s;
+            q.src = variant % 2 ? anvil_dt_s8 : anvil_dt_u8;
+            q.wei = anvil_dt_s8;
+            q.dst = variant == 2 ? anvil_dt_f32 : variant == 3 ? anvil_dt_s8 : anvil_dt_u8;
+            q.f = fill::full_range;
+            q.szp = variant == 0 ? 0 : variant == 1 ? -7 : variant == 2 ? 131 : 100;
+            q.dzp = variant == 3 ? 3 : 0;
+            q.bias = variant != 1;
+            q.scale_mode = variant == 2 ? 2 : 1;
+            q.pow2_scales = false;
+            q.ops = chain(variant == 0 ? 0 : 1);
+            INFO(q.str());
+            conv_problem P;
+            build_problem(q, seed++, P);
+            std::vector<uint8_t> out[2];
+            for (int dot = 0; dot <= 1; ++dot) {
+                anvil::conv::set_dw_byte_dot_override(dot ? -1 : 0);
+                anvil_conv2d_t h = nullptr;
+                REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
+                size_t bytes = 0;
+                REQUIRE(anvil_conv2d_packed_weights_size(h, &bytes) == anvil_success);
+                std::vector<uint32_t> packed(bytes / 4 + 1);
+                REQUIRE(anvil_conv2d_pack_weights(h, P.wei.p, anvil_conv_weights_oihw, packed.data()) ==
+                        anvil_success);
+                out[dot] = exec_bytes(h, P, packed.data());
                 anvil_conv2d_destroy(h);
             }
             CHECK(out[0] == out[1]);

@@ -47,7 +47,7 @@ constexpr uint32_t kSentinel = 0x7fa5c3e1u;
 constexpr int64_t kMargin = 37;
 const int64_t kChannels[] = {1, 2, 15, 16, 17, 31, 33, 48, 50, 64 + 13};
 const int64_t kNtaps[] = {0, 1, 2, 9, 25};
-constexpr int64_t kMaxChannels = 64 + 13;
+constexpr int64_t kMaxChannels = 128 + 2;  // the byte-dot sweep's largest
 constexpr int64_t kMaxNtaps = 25;
 constexpr int64_t kMaxBlocks = 3;
 constexpr int64_t kMaxRows = kDwMaxM * kMaxBlocks;  // pixels of one call
@@ -215,9 +215,12 @@ std::string describe(const char *backend, const char *kname, dw_kind kind, int m
 // Runs k on the placed operands and compares acc with the reference and
 // the sentinels; returns "" or the first difference.
 // ops holds m * nblocks pixels per tap.
+// kernel_w: the weight rows the kernel reads instead of ops.w_taps (the
+// byte-dot form of the same weights); the reference reads ops.w_taps.
 std::string run_and_check(const dw_backend &be, const dw_ukernel_ref &k, dw_kind kind, int m,
                           int64_t nblocks, bool zp_on, int32_t zp, int64_t channels,
-                          int64_t acc_pad, operands &ops, tu::fault_reporter &fr) {
+                          int64_t acc_pad, operands &ops, tu::fault_reporter &fr,
+                          const void *const *kernel_w = nullptr) {
     acc_block acc(channels + acc_pad);
     dw_ukernel_args a{};
     a.src_taps = ops.src_taps.data();
@@ -232,7 +235,9 @@ std::string run_and_check(const dw_backend &be, const dw_ukernel_ref &k, dw_kind
     a.zero_point = zp;
     const std::string what = describe(be.name(), k.name, kind, m, a, zp_on);
     fr.set(what);
+    if (kernel_w) a.w_taps = kernel_w;
     k.fn(&a);
+    a.w_taps = ops.w_taps.data();
     const int rows = int(m * nblocks);
     const std::vector<uint32_t> want = reference(a, kind, zp_on, rows);
     for (size_t i = 0; i < acc.raw.size(); ++i) {
@@ -383,6 +388,66 @@ int64_t row_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
     return calls;
 }
 
+// The byte-dot form of ops' weight rows (s8 values in int32 entries),
+// 16-padded like them; returns the row pointers.
+std::vector<const void *> byte_dot_rows(const operands &ops, int64_t channels,
+                                        std::vector<int32_t> &store) {
+    const int64_t wpad = padded(channels);
+    store.assign(size_t(int64_t(ops.w_taps.size()) * wpad), 0);
+    std::vector<const void *> rows(ops.w_taps.size());
+    for (size_t t = 0; t < ops.w_taps.size(); ++t) {
+        int32_t *row = store.data() + int64_t(t) * wpad;
+        for (int64_t c = 0; c < channels; ++c) {
+            int32_t w;
+            std::memcpy(&w, static_cast<const uint8_t *>(ops.w_taps[t]) + c * 4, 4);
+            row[c] = anvil::conv::dw_byte_dot_entry(w, c);
+        }
+        rows[t] = row;
+    }
+    return rows;
+}
+
+// Byte-dot row kernels (narrow_int == DW_INT_BYTE_DOT, s8 weights): u8 /
+// s8, every zero point case, R, S, m, nblocks, channel counts over full
+// 64-channel passes and every remainder shape (1..4 slots, the last one
+// partial or whole), against the reference on the int32 rows.
+int64_t byte_dot_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
+    tu::rng rng(seed);
+    operands ops;
+    tu::fault_reporter fr;
+    int64_t calls = 0;
+    std::vector<int32_t> dot_store;
+    for (dw_kind kind : {dw_kind::u8, dw_kind::s8})
+        for (const zp_case &z : zp_cases(kind))
+            for (int R = 1; R <= anvil::conv::kDwMaxRowTaps; ++R)
+                for (int S = 1; S <= anvil::conv::kDwMaxRowStep; ++S)
+                    for (int m = 1; m <= kDwMaxM; ++m) {
+                        dw_ukernel_ref k;
+                        REQUIRE(be.get(anvil::conv::make_dw_desc(uint8_t(be.tier()), kind, m, z.on, R, S,
+                                                                 anvil::conv::DW_INT_BYTE_DOT),
+                                       &k) == anvil_success);
+                        CHECK(std::string(k.name).find("_dot") != std::string::npos);
+                        for (int64_t ch : {int64_t(1), int64_t(16), int64_t(33), int64_t(48), int64_t(64),
+                                           int64_t(64 + 13), int64_t(128 + 2)})
+                            for (int64_t groups : {0, 1, 3}) {
+                                ++calls;
+                                auto fill_src = [&](uint8_t *p) { *p = uint8_t(rng.ival(0, 255)); };
+                                auto fill_w = [&](uint8_t *p) {
+                                    const int32_t v = int32_t(rng.ival(-128, 127));
+                                    std::memcpy(p, &v, 4);
+                                };
+                                const int64_t nb = kBlocks[calls % 3];
+                                place_rows(ops, kind, int(m * nb), R, S, ch, groups, 1 + (calls / 3) % 2,
+                                           fill_src, fill_w);
+                                const std::vector<const void *> dot = byte_dot_rows(ops, ch, dot_store);
+                                const std::string diff = run_and_check(be, k, kind, m, nb, z.on, z.zp, ch,
+                                                                       1 + calls % 5, ops, fr, dot.data());
+                                if (!diff.empty() && ++*failed <= 10) FAIL_CHECK(diff);
+                            }
+                    }
+    return calls;
+}
+
 // f32 fractions (20 significant bits, so products round): bitwise equal to
 // the std::fma loop.
 int64_t fraction_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
@@ -517,6 +582,34 @@ TEST_CASE("dw ukernel: row_taps kernels (taps in rows spaced like the pixels)") 
         const int64_t calls = row_sweep(*be, 4242, &failed);
         CHECK_MESSAGE(failed == 0, std::string(be->name()), ": ", failed, " of ", calls, " calls differ");
     }
+}
+
+TEST_CASE("dw ukernel: byte-dot row kernels (vpdpbusd on permuted source bytes)") {
+    for (const dw_backend *be : backends_under_cap()) {
+        dw_ukernel_ref k;
+        const auto desc = anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind::u8, 4, true, 3, 1,
+                                                    anvil::conv::DW_INT_BYTE_DOT);
+        if (!be->supports_byte_dot()) {
+            CHECK(be->get(desc, &k) == anvil_unsupported);
+            continue;
+        }
+        int64_t failed = 0;
+        const int64_t calls = byte_dot_sweep(*be, 777, &failed);
+        MESSAGE(be->name() << ": " << calls << " byte-dot calls, " << failed << " failures");
+        CHECK(failed == 0);
+    }
+    // Only the JIT backend has them, and only with AVX512-VNNI under the
+    // cap and VBMI on the CPU.
+    const dw_backend *jit = anvil::conv::jit_avx512_dw_backend();
+    if (jit && (anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_core))
+        CHECK(jit->supports_byte_dot() ==
+              ((anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_vnni) != 0 &&
+               anvil::cpu::info().avx512_vbmi));
+    // The descriptor needs row_taps and an int kind.
+    CHECK(!anvil::conv::dw_desc_valid(
+        anvil::conv::make_dw_desc(0, dw_kind::u8, 4, false, 0, 1, anvil::conv::DW_INT_BYTE_DOT)));
+    CHECK(anvil::conv::make_dw_desc(0, dw_kind::f32, 4, false, 3, 1, anvil::conv::DW_INT_BYTE_DOT)
+              .narrow_int == 0);
 }
 
 TEST_CASE("dw ukernel: nblocks < 1 writes nothing") {
@@ -786,6 +879,103 @@ TEST_CASE("dw ukernel: fused bf16 output keeps denormals, NaN, Inf and signed ze
 }
 
 TEST_SUITE("once") {
+
+// Fused byte-dot kernels: dst equals, byte for byte (the bytes around
+// each dst row included), the fused row kernel of the same chain on the
+// int32 weight rows, over u8 / s8, every output type, scales, bias,
+// relu / leaky / clip, output zero point, S 1 and 2, m with and without
+// sub-blocks, and channel counts that end in each remainder shape.
+TEST_CASE("dw ukernel: fused byte-dot kernels equal the fused int32-row kernels") {
+    namespace lowp = anvil::lowp;
+    using namespace anvil::conv;
+    const dw_backend *jit = jit_avx512_dw_backend();
+    if (!jit || !(anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_core) ||
+        !jit->supports_byte_dot())
+        return;
+    const uint8_t epi_out[] = {lowp::EPI_F32, lowp::EPI_BF16, lowp::EPI_U8, lowp::EPI_S8};
+    const int ob_of[] = {4, 2, 1, 1};
+    uint32_t seed = 4321;
+    auto rnd = [&] { return seed = seed * 1664525u + 1013904223u; };
+    int64_t cases = 0;
+    for (dw_kind kind : {dw_kind::u8, dw_kind::s8})
+        for (int o = 0; o < 4; ++o)
+            for (int flags = 0; flags < 10; ++flags)
+                for (int S : {1, 2})
+                    for (int m : {1, 4, 5, 8})
+                        for (int64_t channels : {int64_t(17), int64_t(50), int64_t(64), int64_t(77), int64_t(130)}) {
+                            CAPTURE(kind_name(kind));
+                            CAPTURE(o);
+                            CAPTURE(flags);
+                            CAPTURE(S);
+                            CAPTURE(m);
+                            CAPTURE(channels);
+                            ++cases;
+                            uint8_t epi = epi_out[o];
+                            if (flags % 2) epi |= DW_EPI_SCALE_N;
+                            if (flags % 3 != 0) epi |= DW_EPI_BIAS;
+                            const int elt = flags % 4;  // none, relu, leaky, clip
+                            if (elt == 1) epi |= DW_EPI_RELU;
+                            if (elt == 2) epi |= DW_EPI_LEAKY;
+                            if (elt == 3) epi |= DW_EPI_CLIP;
+                            if (flags >= 5) epi |= DW_EPI_ZP;
+                            const bool zpsrc = flags % 5 != 0;
+                            const int R = 3, nb = 2, rows = nb * m, ngroups = 3;
+                            // One src region per group: S (rows - 1) + R columns.
+                            const int64_t ncol = int64_t(S) * (rows - 1) + R, wpad = padded(channels);
+                            std::vector<uint8_t> src(size_t(ngroups * ncol * channels));
+                            for (auto &v : src) v = uint8_t(rnd() >> 13);
+                            std::vector<int32_t> wi(size_t(ngroups * R * wpad), 0), wd(wi.size(), 0);
+                            for (int64_t t = 0; t < ngroups * R; ++t)
+                                for (int64_t c = 0; c < channels; ++c) {
+                                    const int32_t w = int32_t(int8_t(rnd() >> 17));
+                                    wi[size_t(t * wpad + c)] = w;
+                                    wd[size_t(t * wpad + c)] = dw_byte_dot_entry(w, c);
+                                }
+                            std::vector<const uint8_t *> st(size_t(ngroups * R));
+                            std::vector<const void *> wti(st.size()), wtd(st.size());
+                            for (int g = 0; g < ngroups; ++g)
+                                for (int k = 0; k < R; ++k) {
+                                    const size_t t = size_t(g * R + k);
+                                    st[t] = src.data() + (g * ncol + k) * channels;
+                                    wti[t] = wi.data() + int64_t(t) * wpad;
+                                    wtd[t] = wd.data() + int64_t(t) * wpad;
+                                }
+                            std::vector<float> scales(static_cast<size_t>(channels)), biasv(static_cast<size_t>(channels));
+                            for (auto &v : scales) v = float(int(rnd() % 64) + 1) / 1024.0f;
+                            for (auto &v : biasv) v = float(int(rnd() % 401) - 200) / 4.0f;
+                            dw_ukernel_ref ref_k, dot_k;
+                            REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc, R, S, 0, epi),
+                                             &ref_k) == anvil_success);
+                            REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc, R, S,
+                                                          DW_INT_BYTE_DOT, epi),
+                                             &dot_k) == anvil_success);
+                            const int ob = ob_of[o];
+                            const int64_t ld = channels + 5;
+                            std::vector<uint8_t> want(size_t(rows * ld * ob + 64), 0xa5), got(want);
+                            dw_ukernel_args a{};
+                            a.src_taps = st.data();
+                            a.ntaps = ngroups * R;
+                            a.pix_stride = S * channels;
+                            a.channels = channels;
+                            a.m = m;
+                            a.nblocks = nb;
+                            a.zero_point = zpsrc ? int32_t(rnd() % 300) - 40 : 0;
+                            a.dst_ld = ld * ob;
+                            a.scales = scales.data();
+                            a.bias = biasv.data();
+                            a.dst_zero_point = 5.0f;
+                            a.alpha = elt == 3 ? -2.5f : 0.375f;
+                            a.beta = 7.0f;
+                            a.w_taps = wti.data();
+                            a.dst = want.data();
+                            ref_k.fn(&a);
+                            a.w_taps = wtd.data();
+                            a.dst = got.data();
+                            dot_k.fn(&a);
+                            CHECK(got == want);
+                        }
+    MESSAGE(cases << " fused byte-dot cases");
+}
 
 TEST_CASE("dw ukernel: every compiled Highway target, integer data and fractions") {
     const std::vector<anvil::fallback::hwy_dw_target> targets = anvil::fallback::compiled_dw_targets();

@@ -32,6 +32,10 @@ struct conv_dw_kernels {
     // everything).
     int row_taps = 0;
     int row_step = 0;
+    // Row kernels of the int kinds made with narrow_int ==
+    // DW_INT_BYTE_DOT (the backend supports_byte_dot()): they read the
+    // byte-dot weight rows (conv_plan::dw_dot_offset).
+    bool byte_dot = false;
     dw_ukernel_fn fn_row[kDwMaxM + 1] = {};
     // fused: kernels that finish the chain in registers and store dst
     // (dw_ukernel_desc::epi), [bias][m], when the backend supports it and
@@ -44,6 +48,10 @@ struct conv_dw_kernels {
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::string backend_name;
 };
+
+// Tests: -1 (default) byte-dot row kernels wherever the backend supports
+// them, 0 never, 1 the same as -1 (kernels prepared afterwards).
+void set_dw_byte_dot_override(int v);
 
 anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spec &chain,
                                        int32_t src_zero_point, conv_dw_kernels *k);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/memory.h"
+#include "conv/dw_ukernel.h"
 #include "gemm/pack.h"
 #include "lowp/lp_ref.h"
 #include "lowp/lp_pack.h"
@@ -33,7 +34,9 @@ void pack_depthwise(const conv_plan &p, anvil_data_type_t wdt, const void *w,
                     reinterpret_cast<float *>(out)[dst] =
                         lowp::bf16_to_f32(static_cast<const uint16_t *>(w)[src]);
                 } else {
-                    reinterpret_cast<int32_t *>(out)[dst] = static_cast<const int8_t *>(w)[src];
+                    const int32_t v = static_cast<const int8_t *>(w)[src];
+                    reinterpret_cast<int32_t *>(out)[dst] = v;
+                    reinterpret_cast<int32_t *>(out + p.dw_dot_offset)[dst] = dw_byte_dot_entry(v, c);
                 }
             }
 }

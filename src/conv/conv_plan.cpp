@@ -24,6 +24,10 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
         p->path = conv_path::depthwise;
         p->dw_cpad = round_up(g.IC, 16);
         p->weights_bytes = g.taps() * p->dw_cpad * 4;
+        if (p->eb == 1) {  // int8: the byte-dot rows too
+            p->dw_dot_offset = p->weights_bytes;
+            p->weights_bytes *= 2;
+        }
         p->Hp = g.IH;
         p->Wp = g.IW;
         p->Cv = g.IC;

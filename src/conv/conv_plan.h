@@ -66,11 +66,14 @@ struct conv_plan {
     // Packed weights of the gemm paths, per group: np panels of 32 columns
     // (lp: k-group panels, lowp::pack_b layout; f32: K x 32 floats), then
     // for int8 the column sums (np * 32 int32).  Depthwise: KH*KW rows of
-    // Cpad = round_up(C, 16) f32 (f32 and bf16) or int32 (int8).
+    // Cpad = round_up(C, 16) f32 (f32 and bf16) or int32 (int8); int8
+    // then has the same rows again in the byte-dot form
+    // (conv::dw_byte_dot_entry) from dw_dot_offset bytes.
     int64_t np = 0;
     int64_t group_bytes = 0;  // one group's panels (+ column sums), 64-aligned
     int64_t colsum_offset = 0;  // within a group block; 0 when none
     int64_t dw_cpad = 0;
+    int64_t dw_dot_offset = 0;  // 0 when none (f32 / bf16)
     int64_t weights_bytes = 0;  // after the header
 };
 

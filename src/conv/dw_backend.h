@@ -31,16 +31,20 @@ public:
     // supports_fused_epilogue().
     virtual anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const = 0;
     virtual bool supports_fused_epilogue() const { return false; }
+    // Whether get() makes narrow_int == DW_INT_BYTE_DOT row kernels (the
+    // others answer anvil_unsupported: their kernels read plain int32
+    // weight rows).
+    virtual bool supports_byte_dot() const { return false; }
 };
 
 // The descriptor with every byte set (reserved bytes zero; has_zero_point
 // only for the int kinds).
 inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_zero_point,
-                                    int row_taps = 0, int row_step = 1, bool narrow_int = false,
+                                    int row_taps = 0, int row_step = 1, uint8_t narrow_int = 0,
                                     uint8_t epi = 0) {
     dw_ukernel_desc d{};
     d.epi = (epi & DW_EPI_OUT_MASK) ? epi : 0;
-    d.narrow_int = narrow_int && (kind == dw_kind::u8 || kind == dw_kind::s8) ? 1 : 0;
+    d.narrow_int = (kind == dw_kind::u8 || kind == dw_kind::s8) ? narrow_int : 0;
     d.row_taps = uint8_t(row_taps);
     d.row_step = row_taps ? uint8_t(row_step) : 0;
     d.tier = tier;
@@ -52,7 +56,8 @@ inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_
 
 inline bool dw_desc_valid(const dw_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kDwMaxM && uint8_t(d.kind) <= uint8_t(dw_kind::s8) &&
-           d.has_zero_point <= 1 && d.narrow_int <= 1 && d.row_taps <= kDwMaxRowTaps &&
+           d.has_zero_point <= 1 && d.narrow_int <= DW_INT_BYTE_DOT &&
+           (d.narrow_int != DW_INT_BYTE_DOT || d.row_taps > 0) && d.row_taps <= kDwMaxRowTaps &&
            (d.epi & DW_EPI_OUT_MASK) <= 4 && (d.epi == 0 || (d.epi & DW_EPI_OUT_MASK) != 0) &&
            (d.row_taps == 0 ? d.row_step == 0 : d.row_step >= 1 && d.row_step <= kDwMaxRowStep);
 }

@@ -117,12 +117,32 @@ struct dw_ukernel_desc {
     // X(t, r, c) (src minus the zero point when subtracted) lies in
     // [-32768, 32767], so a kernel may multiply in 16 bits (exact:
     // vpdpwssd); same result.  Portable kernels ignore it.
+    // 2 (DW_INT_BYTE_DOT; int kinds, row_taps > 0, only from backends with
+    // supports_byte_dot()): every weight is an s8 value and w_taps point
+    // at rows in the byte-dot form (dw_byte_dot_entry): W(t, c) is byte
+    // (c / 16) % 4 of entry c, sign-extended.  Same result; the kernel
+    // multiplies raw source bytes by the weight bytes (vpdpbusd) and
+    // subtracts zero point x sum of the weights once per call.
     uint8_t narrow_int;
     // Fused epilogue: 0 none; else output type | DW_EPI_* flags (see
     // dw_ukernel_args::dst).  Only backends with supports_fused_epilogue().
     uint8_t epi;
 };
 static_assert(sizeof(dw_ukernel_desc) == 8, "dw_ukernel_desc must stay 8 packed bytes");
+
+constexpr uint8_t DW_INT_NARROW16 = 1;   // dw_ukernel_desc::narrow_int values
+constexpr uint8_t DW_INT_BYTE_DOT = 2;
+
+// Entry c of a byte-dot weight row (dw_ukernel_desc::narrow_int ==
+// DW_INT_BYTE_DOT) for the s8 weight w of channel c (c counted from the
+// call's channel 0; the driver's calls start at multiples of 64): w's
+// byte at byte (c / 16) % 4, the other bytes zero.  A zmm of 16 entries
+// then holds, in dword lane l, channel 16 j + l's weight in byte j % 4,
+// which is where the kernel's byte permutation of 64 source channels puts
+// channel 16 j + l.
+inline int32_t dw_byte_dot_entry(int32_t w, int64_t c) {
+    return int32_t(uint32_t(uint8_t(w)) << (8 * ((c >> 4) & 3)));
+}
 
 // Pixels (acc rows) one call computes: nblocks * m.
 inline int64_t dw_call_rows(const dw_ukernel_args &a) { return a.nblocks > 0 ? a.nblocks * a.m : 0; }

@@ -141,6 +141,7 @@ cpu_info detect_cpu() {
     ci.brand = brand_string();
     ci.detected = detect_features();
     ci.caches = detect_caches(ci.vendor, &ci.l3_note);
+    ci.avx512_vbmi = (ci.detected & f_avx512_core) && cpuid(0).a >= 7 && bit(cpuid(7, 0).c, 1);
     // Streaming choices measured per vendor (cpu_info has the series).
     ci.stream_prefetch_lead = ci.caches.l2 / 16;
     if (ci.vendor == "GenuineIntel") {

@@ -84,6 +84,11 @@ struct cpu_info {
     // vdpbf16ps at twice the FMA's flops (about 420 vs 212 GFLOP/s): false
     // there.
     bool bf16_dot_half_rate = false;
+    // AVX512-VBMI (vpermb), not an ISA tier of its own: the int8
+    // depthwise byte-dot kernels permute source bytes with it and are used
+    // where it is present and the cap allows AVX512-VNNI (Ice Lake and
+    // later Xeons, Zen 4 / 5).
+    bool avx512_vbmi = false;
 };
 
 // Detected once, thread-safe.
