@@ -40,7 +40,11 @@ std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
            (d.has_zero_point ? "_zp" : "") +
            (d.row_taps ? "_r" + std::to_string(d.row_taps) + "s" + std::to_string(d.row_step) : "") +
            (d.row_taps && d.narrow_int == conv::DW_INT_NARROW16 ? "_vnni" : "") +
-           (d.row_taps && d.narrow_int == conv::DW_INT_BYTE_DOT ? "_dot" : "") + epi_suffix(d.epi);
+           (d.row_taps && conv::dw_byte_dot_rows(d.narrow_int) == 1 ? "_dot" : "") +
+           (d.row_taps && conv::dw_byte_dot_rows(d.narrow_int) > 1
+                ? "_dot_g" + std::to_string(conv::dw_byte_dot_rows(d.narrow_int))
+                : "") +
+           epi_suffix(d.epi);
 }
 
 jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
@@ -51,8 +55,10 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     rt_ = d.row_taps;
     rs_ = rt_ ? d.row_step : 1;
     vnni_ = rt_ > 0 && is_int() && d.narrow_int == conv::DW_INT_NARROW16;
-    dot_ = rt_ > 0 && is_int() && d.narrow_int == conv::DW_INT_BYTE_DOT;
-    if (d.narrow_int == conv::DW_INT_BYTE_DOT && !dot_) XBYAK_THROW(ERR_INTERNAL)
+    dot_ = rt_ > 0 && is_int() && conv::dw_byte_dot_rows(d.narrow_int) > 0;
+    if (conv::dw_byte_dot_rows(d.narrow_int) > 0 && !dot_) XBYAK_THROW(ERR_INTERNAL)
+    g_ = dot_ ? conv::dw_byte_dot_rows(d.narrow_int) : 0;
+    if (g_ > conv::kDwMaxDotRows) XBYAK_THROW(ERR_INTERNAL)
     rows_ = m_;
     if (rt_ && (rs_ < 1 || rs_ > conv::kDwMaxRowStep)) XBYAK_THROW(ERR_INTERNAL)
     elem_ = conv::dw_src_bytes(d.kind);
@@ -70,12 +76,15 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     }
     if (dot_) {
         if (!epi_out_) ud2();  // the end of the code, as emit_store_constants marks it
-        // vpermb index: byte 4 l + b of the permuted column is source byte
-        // 16 b + l (lane l gets channels l, 16 + l, 32 + l, 48 + l).
+        // vpermb indices: byte 4 l + b of the permuted column is source
+        // byte 16 b + l (lane l gets channels l, 16 + l, 32 + l, 48 + l);
+        // for kernel row k of a G > 1 kernel, 16 ((b - k) % 4) + l (channel
+        // 16 j + l at byte (j + k) % 4).
         align(64);
         L(dot_consts_);
-        for (int l = 0; l < 16; ++l)
-            for (int b = 0; b < 4; ++b) db(uint8_t(16 * b + l));
+        for (int k = 0; k < (g_ > 1 ? g_ : 1); ++k)
+            for (int l = 0; l < 16; ++l)
+                for (int b = 0; b < 4; ++b) db(uint8_t(16 * ((b - k + 4) % 4) + l));
     }
 }
 
@@ -104,6 +113,11 @@ void jit_conv_dw_avx512::prologue() {
         mov(eax, 0xffff);
         vpbroadcastd(wmask(), eax);
     }
+    if (g_ > 1)
+        for (int p = 0; p < 4; ++p) {
+            mov(rax, uint64_t(0x1111111111111111ull) << p);
+            kmovq(byte_sel(p), rax);
+        }
     if (dot_) {
         vmovdqu8(dot_idx(), ptr[rip + dot_consts_]);
         if (d_.kind == dw_kind::s8) {
@@ -403,6 +417,7 @@ void jit_conv_dw_avx512::store(int nb, bool tail) {
 // Pixels per sub-block: accumulators (nb per pixel) within zmm0..15, and
 // with the R x nb weights below zmm28.
 int jit_conv_dw_avx512::dot_rows(int nb) const {
+    if (g_ > 1) return std::max(1, std::min(m_, 20 / nb));
     return std::max(1, std::min({m_, 16 / nb, (28 - rt_ * nb) / nb}));
 }
 
@@ -430,11 +445,23 @@ void jit_conv_dw_avx512::dot_channel_loop() {
     shl(rax, cl);  // reg_left < 64 here
     dec(rax);
     kmovq(k_bytes, rax);
+    // 16 or 32 channels left (MobileNet's 144, 32 and 96): whole slots read
+    // with plain xmm / ymm loads, which cost less than masked ones.
+    Label whole[2];
+    for (int nb = 1; nb <= 2; ++nb) {
+        cmp(reg_left, nb * kLanes);
+        je(whole[nb - 1], T_NEAR);
+    }
     for (int nb = 1; nb < 4; ++nb) {
         cmp(reg_left, nb * kLanes);
         jle(variant[nb - 1], T_NEAR);
     }
     jmp(variant[3], T_NEAR);
+    for (int nb = 1; nb <= 2; ++nb) {
+        L(whole[nb - 1]);
+        dot_pass(nb, false);
+        jmp(done, T_NEAR);
+    }
     for (int nb = 1; nb <= 4; ++nb) {
         L(variant[nb - 1]);
         sub(reg_left, (nb - 1) * kLanes);  // the last slot's lanes, 1..16
@@ -443,6 +470,23 @@ void jit_conv_dw_avx512::dot_channel_loop() {
         if (nb < 4) jmp(done, T_NEAR);
     }
     L(done);
+}
+
+// dst = the permuted column at src: nb slots of 16 channels, the last one
+// partial (tail: the k_bytes channels, masked) or whole (plain loads of
+// exactly 16 nb bytes; nb = 3 masked too, there is no 48-byte load).
+void jit_conv_dw_avx512::dot_load(const Zmm &dst, const Zmm &idx, const Address &src, int nb, bool tail) {
+    if (nb == 4 && !tail) {
+        vpermb(dst, idx, src);
+        return;
+    }
+    if (tail || nb == 3)
+        vmovdqu8(dst | k_bytes | T_z, src);  // only these bytes are read: no fault past src's end
+    else if (nb == 2)
+        vmovdqu8(Ymm(dst.getIdx()), src);
+    else
+        vmovdqu8(Xmm(dst.getIdx()), src);
+    vpermb(dst, idx, dst);
 }
 
 // Sum of the call's weights per channel via vpdpbusd on bytes of ones
@@ -487,7 +531,10 @@ void jit_conv_dw_avx512::dot_comp(int nb) {
 void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
     const int mm = dot_rows(nb);
     dot_acc_nb_ = nb;
-    if (dot_needs_comp()) dot_comp(nb);
+    if (g_ > 1)
+        dot_build_weights(nb);
+    else if (dot_needs_comp())
+        dot_comp(nb);
     Label loop, done;
     mov(rax, ptr[rsp + kFrameArgs]);
     mov(rax, ptr[rax + offsetof(dw_ukernel_args, nblocks)]);
@@ -507,16 +554,20 @@ void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
                 else
                     vpxord(acc(r, j), acc(r, j), acc(r, j));
             }
-        Label taps, no_taps;
-        xor_(reg_t, reg_t);
-        test(reg_ntaps, reg_ntaps);
-        jle(no_taps, T_NEAR);
-        L(taps);
-        dot_group(nb, tail, r0, rows, mm);
-        add(reg_t, rt_);
-        cmp(reg_t, reg_ntaps);
-        jl(taps, T_NEAR);
-        L(no_taps);
+        if (g_ > 1) {
+            dot_rows_group(nb, tail, r0, rows);
+        } else {
+            Label taps, no_taps;
+            xor_(reg_t, reg_t);
+            test(reg_ntaps, reg_ntaps);
+            jle(no_taps, T_NEAR);
+            L(taps);
+            dot_group(nb, tail, r0, rows, mm);
+            add(reg_t, rt_);
+            cmp(reg_t, reg_ntaps);
+            jl(taps, T_NEAR);
+            L(no_taps);
+        }
         mov(reg_acc, ptr[rsp + kFrameAcc]);
         if (r0 > 0) {
             imul(rax, reg_ldc, r0);
@@ -556,19 +607,119 @@ void jit_conv_dw_avx512::dot_group(int nb, bool tail, int r0, int rows, int mm) 
     const Zmm x = dot_x();
     for (int s = 0; s < ncol; ++s) {
         if (s > 0 && s % 4 == 0) lea(reg_src, ptr[reg_src + reg_cs * 4]);
-        if (tail) {
-            // Only the channels left are read (no fault past src's end).
-            vmovdqu8(x | k_bytes | T_z, ptr[src_row_at(s)]);
-            vpermb(x, dot_idx(), x);
-        } else {
-            vpermb(x, dot_idx(), ptr[src_row_at(s)]);
-        }
+        dot_load(x, dot_idx(), ptr[src_row_at(s)], nb, tail);
         if (d_.kind == dw_kind::s8) vpxord(x, x, dot_flip());
         for (int k = 0; k < rt_; ++k) {
             if ((s - k) % rs_ != 0 || s < k) continue;
             const int r = (s - k) / rs_;
             if (r >= rows) continue;
             for (int j = 0; j < nb; ++j) vpdpbusd(acc(r, j), x, dot_w(k, j, nb, mm), EvexEncoding);
+        }
+    }
+}
+
+// G > 1: weights[kw][j] = OR over rows k of rol(byte-dot row k R + kw,
+// slot j, 8 k): row k's weight byte moves from byte j to byte (j + k) % 4,
+// where the row-k permutation put its source byte.  The comp (when the
+// zero point needs it) sums them with vpdpbusd on bytes of ones, as
+// dot_comp does.  Registers: zmm0.. nb - 1 the vectors being built,
+// zmm8.. a rotated row, zmm16.. the comp sums, zmm31 the ones.
+void jit_conv_dw_avx512::dot_build_weights(int nb) {
+    const Zmm ones(31);
+    const bool comp = dot_needs_comp();
+    if (comp) {
+        mov(eax, 0x01010101);
+        vpbroadcastd(ones, eax);
+        for (int j = 0; j < nb; ++j) vpxord(Zmm(16 + j), Zmm(16 + j), Zmm(16 + j));
+    }
+    for (int kw = 0; kw < rt_; ++kw) {
+        for (int k = 0; k < g_; ++k) {
+            mov(reg_w, ptr[reg_w_taps + (k * rt_ + kw) * 8]);
+            for (int j = 0; j < nb; ++j) {
+                const Address row = ptr[reg_w + reg_coff * 4 + j * kVecBytes];
+                if (k == 0) {
+                    vmovdqu32(Zmm(j), row);
+                } else {
+                    vprold(Zmm(8 + j), row, uint8_t(8 * k));
+                    vpord(Zmm(j), Zmm(j), Zmm(8 + j));
+                }
+            }
+        }
+        for (int j = 0; j < nb; ++j) {
+            vmovdqu32(ptr[rsp + kFrameW + (kw * 4 + j) * kVecBytes], Zmm(j));
+            if (comp) vpdpbusd(Zmm(16 + j), ones, Zmm(j), EvexEncoding);
+        }
+    }
+    if (!comp) return;
+    if (d_.has_zero_point) {
+        mov(rax, ptr[rsp + kFrameArgs]);
+        mov(eax, dword[rax + offsetof(dw_ukernel_args, zero_point)]);
+    } else {
+        xor_(eax, eax);
+    }
+    if (d_.kind == dw_kind::s8) add(eax, 128);
+    neg(eax);
+    vpbroadcastd(ones, eax);
+    for (int j = 0; j < nb; ++j) {
+        vpmulld(Zmm(16 + j), Zmm(16 + j), ones);
+        vmovdqu32(ptr[rsp + kFrameComp + j * kVecBytes], Zmm(16 + j));
+    }
+}
+
+// G > 1, pixels r0 .. r0 + rows - 1: per column s, each row's source bytes
+// permuted with its rotation, then per slot j the rows blended into one
+// vector (row 0's bytes where nothing else goes, row k's at byte
+// (j + k) % 4) and multiplied into every accumulator that reads column s
+// (pixel r, tap kw: s = S r + kw) with weights[kw][j] from the frame.
+// Row k's column pointer in rbx / r13 / rax / rdi (the tap and weight
+// registers are idle here: there is no tap loop).
+void jit_conv_dw_avx512::dot_rows_group(int nb, bool tail, int r0, int rows) {
+    const Reg64 base[conv::kDwMaxDotRows] = {rbx, r13, rax, rdi};
+    if (r0 > 0) imul(reg_cs3, reg_ps, r0);
+    for (int k = 0; k < g_; ++k) {
+        mov(base[k], ptr[reg_src_taps + k * rt_ * 8]);
+        add(base[k], ptr[rsp + kFrameSrcOff]);
+        if (r0 > 0) add(base[k], reg_cs3);
+        vmovdqu8(gr_idx(k), ptr[rip + dot_consts_ + k * 64]);
+    }
+    if (d_.kind == dw_kind::s8) {
+        mov(r12d, 0x80808080);  // reg_cs3, set again below
+        vpbroadcastd(gr_flip(), r12d);
+    }
+    const int ncol = rs_ * (rows - 1) + rt_;
+    if (ncol > 3) lea(reg_cs3, ptr[reg_cs + reg_cs * 2]);
+    auto col_at = [&](const Reg64 &b, int s) -> RegExp {
+        switch (s % 4) {
+            case 0: return b + 0;
+            case 1: return b + reg_cs;
+            case 2: return b + reg_cs * 2;
+            default: return b + reg_cs3;
+        }
+    };
+    for (int s = 0; s < ncol; ++s) {
+        if (s > 0 && s % 4 == 0)
+            for (int k = 0; k < g_; ++k) lea(base[k], ptr[base[k] + reg_cs * 4]);
+        for (int k = 0; k < g_; ++k) {
+            dot_load(gr_p(k), gr_idx(k), ptr[col_at(base[k], s)], nb, tail);
+            if (d_.kind == dw_kind::s8) vpxord(gr_p(k), gr_p(k), gr_flip());
+        }
+        for (int j = 0; j < nb; ++j) {
+            bool any = false;
+            for (int kw = 0; kw < rt_; ++kw) {
+                const int r = (s - kw) / rs_;
+                if (s >= kw && (s - kw) % rs_ == 0 && r < rows) any = true;
+            }
+            if (!any) continue;
+            // Bytes (j + 1) % 4 from row 1, (j + 2) % 4 from row 2, ...;
+            // the rest (byte j: row 0) from row 0.
+            vpblendmb(gr_v() | byte_sel((j + 1) % 4), gr_p(0), gr_p(1));
+            for (int k = 2; k < g_; ++k) vmovdqu8(gr_v() | byte_sel((j + k) % 4), gr_p(k));
+            for (int kw = 0; kw < rt_; ++kw) {
+                if (s < kw || (s - kw) % rs_ != 0) continue;
+                const int r = (s - kw) / rs_;
+                if (r >= rows) continue;
+                vpdpbusd(acc(r, j), gr_v(), ptr[rsp + kFrameW + (kw * 4 + j) * kVecBytes], EvexEncoding);
+            }
         }
     }
 }

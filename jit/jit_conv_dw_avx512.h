@@ -24,6 +24,16 @@
 // the last one masked.  Pixel blocks of more than the registers hold run
 // as sub-blocks (dot_rows).
 //
+// Byte-dot kernels for G = 2..4 kernel rows per call (the call's taps are
+// exactly G rows of R): row k's column is permuted with its channels
+// rotated by k bytes (channel 16 j + l at byte (j + k) % 4 of lane l), so
+// that two or three byte blends (vpblendmb / merge-masked moves, on either
+// vector port) gather rows 0..G-1 of slot j's 16 channels into one vector,
+// multiplied by one vpdpbusd with a weight vector that holds the G rows'
+// weights at the same bytes: G kernel rows per instruction.  Those weight
+// vectors are built per pass from the byte-dot rows (vprold by 8 k, or)
+// into the stack frame, and the vpdpbusd read them from there.
+//
 // A runtime loop walks the nblocks blocks of m pixels (src offset and acc
 // rows kept in a small stack frame); per block, channels sit in the 16 lanes of a zmm.  An outer runtime loop walks the
 // channel blocks of 16 two at a time (then one, then the last channels % 16
@@ -98,14 +108,28 @@ private:
     void dot_pass(int nb, bool tail);
     void dot_comp(int nb);  // frame's comp[j] = -(zp + 128 s8) x sum of the call's weights
     void dot_group(int nb, bool tail, int r0, int rows, int mm);
+    void dot_load(const Xbyak::Zmm &dst, const Xbyak::Zmm &idx, const Xbyak::Address &src, int nb, bool tail);
     int dot_rows(int nb) const;  // mm: pixels per sub-block
+    // G > 1 (g_): weights[kw][j] built into the frame (kFrameW), comp from
+    // them; the columns of pixels r0 .. r0 + rows - 1.  Registers: row k's
+    // permuted column in zmm24 + k, the blended vector in zmm23, row k's
+    // vpermb index in zmm28 + k (reloaded per sub-block), 0x80 bytes in
+    // zmm22; accumulators below zmm20 (the fused store's registers start
+    // there: epi_base()); k4..k7 select byte p of every lane.
+    void dot_build_weights(int nb);
+    void dot_rows_group(int nb, bool tail, int r0, int rows);
+    static Xbyak::Zmm gr_p(int k) { return Xbyak::Zmm(24 + k); }
+    static Xbyak::Zmm gr_v() { return Xbyak::Zmm(23); }
+    static Xbyak::Zmm gr_idx(int k) { return Xbyak::Zmm(28 + k); }
+    static Xbyak::Zmm gr_flip() { return Xbyak::Zmm(22); }
+    static Xbyak::Opmask byte_sel(int p) { return Xbyak::Opmask(4 + p); }
     Xbyak::Zmm dot_w(int k, int j, int nb, int mm) const { return Xbyak::Zmm(nb * mm + k * nb + j); }
     static Xbyak::Zmm dot_x() { return Xbyak::Zmm(28); }
     static Xbyak::Zmm dot_idx() { return Xbyak::Zmm(29); }
     static Xbyak::Zmm dot_flip() { return Xbyak::Zmm(30); }
     const Xbyak::Opmask k_bytes = k3;
     bool dot_needs_comp() const { return d_.has_zero_point || d_.kind == conv::dw_kind::s8; }
-    Xbyak::Label dot_consts_;  // the vpermb index
+    Xbyak::Label dot_consts_;  // the vpermb indices (row rotation k at + 64 k)
     void set_acc_rows();             // row pointers for store()
     void store(int nb, bool tail);
     // Fused epilogue (d_.epi != 0): reg_acc / reg_ldc address dst (bytes);
@@ -119,10 +143,11 @@ private:
     // zmm(16 + slots + j), then the relu zero / clip bound and three
     // temporaries (slots: 2, byte-dot kernels 4).
     int epi_slots() const { return dot_ ? 4 : 2; }
-    Xbyak::Zmm z_scale(int j) const { return Xbyak::Zmm(16 + j); }
-    Xbyak::Zmm z_bias(int j) const { return Xbyak::Zmm(16 + epi_slots() + j); }
-    Xbyak::Zmm z_zero() const { return Xbyak::Zmm(16 + 2 * epi_slots()); }
-    Xbyak::Zmm z_t(int i) const { return Xbyak::Zmm(17 + 2 * epi_slots() + i); }
+    int epi_base() const { return g_ > 1 ? 20 : 16; }
+    Xbyak::Zmm z_scale(int j) const { return Xbyak::Zmm(epi_base() + j); }
+    Xbyak::Zmm z_bias(int j) const { return Xbyak::Zmm(epi_base() + epi_slots() + j); }
+    Xbyak::Zmm z_zero() const { return Xbyak::Zmm(epi_base() + 2 * epi_slots()); }
+    Xbyak::Zmm z_t(int i) const { return Xbyak::Zmm(epi_base() + 1 + 2 * epi_slots() + i); }
     // A tail pass masks its last slot only.
     static bool masked(int j, int nb, bool tail) { return tail && j == nb - 1; }
     // bf16 output on a kernel made for avx512_core_bf16: one
@@ -145,7 +170,8 @@ private:
     int rt_ = 0;    // row_taps
     int rs_ = 1;    // row_step
     bool vnni_ = false;  // row kernel of an int kind with narrow_int 1: vpdpwssd
-    bool dot_ = false;   // narrow_int == DW_INT_BYTE_DOT: vpdpbusd on permuted bytes
+    bool dot_ = false;   // a byte-dot mode (dw_byte_dot_rows): vpdpbusd on permuted bytes
+    int g_ = 0;          // its G: kernel rows per call (1: any number, one per instruction)
     bool fast_bf16_ = false;  // bf16 output and tier avx512_core_bf16: store_bf16_fast
     static Xbyak::Zmm wmask() { return Xbyak::Zmm(31); }  // 0x0000ffff lanes (vnni_)
 
@@ -179,7 +205,9 @@ private:
     // Byte-dot kernels: the pass's acc row 0 at pixel 0, and comp[4].
     static constexpr int kFrameAccCh = 40;
     static constexpr int kFrameComp = 48;
-    static constexpr int kFrame = kFrameComp + 4 * 64;
+    // G > 1: the built weight vectors [kw][j], 64 bytes each.
+    static constexpr int kFrameW = kFrameComp + 4 * 64;
+    static constexpr int kFrame = kFrameW + conv::kDwMaxRowTaps * 4 * 64;
     // At the store the tap registers are free: row 4 and 3 * acc_ld * 4.
     const Xbyak::Reg64 reg_acc4 = r12;
     const Xbyak::Reg64 reg_ldc3 = rbx;

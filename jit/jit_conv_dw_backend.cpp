@@ -28,7 +28,7 @@ public:
     }
     anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const override {
         if (!dw_desc_valid(desc)) return anvil_invalid_argument;
-        const bool byte_dot = desc.narrow_int == DW_INT_BYTE_DOT;
+        const bool byte_dot = dw_byte_dot_rows(desc.narrow_int) > 0;
         if (byte_dot && !supports_byte_dot()) return anvil_unsupported;
         // The descriptor as cached: this tier and no stray reserved bytes.
         // narrow_int row kernels use vpdpwssd where the cap allows VNNI
@@ -46,7 +46,7 @@ public:
         const dw_ukernel_desc d =
             make_dw_desc(uint8_t(tier), desc.kind,
                          desc.m, desc.has_zero_point != 0, desc.row_taps, desc.row_step,
-                         byte_dot ? DW_INT_BYTE_DOT : vnni ? DW_INT_NARROW16 : 0, desc.epi);
+                         byte_dot ? desc.narrow_int : vnni ? DW_INT_NARROW16 : 0, desc.epi);
         cache::kernel_ptr k;
         const anvil_status_t st =
             jit::cached_kernel<jit::jit_conv_dw_avx512>(t_front_dw_avx512, d, "conv_dw_avx512:", &k);

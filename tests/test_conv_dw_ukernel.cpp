@@ -407,10 +407,12 @@ std::vector<const void *> byte_dot_rows(const operands &ops, int64_t channels,
     return rows;
 }
 
-// Byte-dot row kernels (narrow_int == DW_INT_BYTE_DOT, s8 weights): u8 /
-// s8, every zero point case, R, S, m, nblocks, channel counts over full
+// Byte-dot row kernels (dw_byte_dot_mode(G), s8 weights): u8 / s8,
+// every zero point case, G = 1 (any number of tap groups) and 2..4 (exactly
+// G groups: kernel rows), R, S, m, nblocks, channel counts over full
 // 64-channel passes and every remainder shape (1..4 slots, the last one
-// partial or whole), against the reference on the int32 rows.
+// partial or whole: 16 and 32 channels left take plain loads), against
+// the reference on the int32 rows.
 int64_t byte_dot_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
     tu::rng rng(seed);
     operands ops;
@@ -419,17 +421,20 @@ int64_t byte_dot_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
     std::vector<int32_t> dot_store;
     for (dw_kind kind : {dw_kind::u8, dw_kind::s8})
         for (const zp_case &z : zp_cases(kind))
+            for (int G = 1; G <= anvil::conv::kDwMaxDotRows; ++G)
             for (int R = 1; R <= anvil::conv::kDwMaxRowTaps; ++R)
                 for (int S = 1; S <= anvil::conv::kDwMaxRowStep; ++S)
                     for (int m = 1; m <= kDwMaxM; ++m) {
                         dw_ukernel_ref k;
                         REQUIRE(be.get(anvil::conv::make_dw_desc(uint8_t(be.tier()), kind, m, z.on, R, S,
-                                                                 anvil::conv::DW_INT_BYTE_DOT),
+                                                                 anvil::conv::dw_byte_dot_mode(G)),
                                        &k) == anvil_success);
-                        CHECK(std::string(k.name).find("_dot") != std::string::npos);
-                        for (int64_t ch : {int64_t(1), int64_t(16), int64_t(33), int64_t(48), int64_t(64),
-                                           int64_t(64 + 13), int64_t(128 + 2)})
-                            for (int64_t groups : {0, 1, 3}) {
+                        CHECK(std::string(k.name).find(G > 1 ? "_dot_g" : "_dot") != std::string::npos);
+                        const std::vector<int64_t> group_counts =
+                            G > 1 ? std::vector<int64_t>{G} : std::vector<int64_t>{0, 1, 3};
+                        for (int64_t ch : {int64_t(1), int64_t(16), int64_t(32), int64_t(33), int64_t(48),
+                                           int64_t(64), int64_t(64 + 13), int64_t(64 + 32), int64_t(128 + 2)})
+                            for (int64_t groups : group_counts) {
                                 ++calls;
                                 auto fill_src = [&](uint8_t *p) { *p = uint8_t(rng.ival(0, 255)); };
                                 auto fill_w = [&](uint8_t *p) {
@@ -883,8 +888,8 @@ TEST_SUITE("once") {
 // Fused byte-dot kernels: dst equals, byte for byte (the bytes around
 // each dst row included), the fused row kernel of the same chain on the
 // int32 weight rows, over u8 / s8, every output type, scales, bias,
-// relu / leaky / clip, output zero point, S 1 and 2, m with and without
-// sub-blocks, and channel counts that end in each remainder shape.
+// relu / leaky / clip, output zero point, G 1..3, S 1 and 2, m with and
+// without sub-blocks, and channel counts that end in each remainder shape.
 TEST_CASE("dw ukernel: fused byte-dot kernels equal the fused int32-row kernels") {
     namespace lowp = anvil::lowp;
     using namespace anvil::conv;
@@ -900,12 +905,15 @@ TEST_CASE("dw ukernel: fused byte-dot kernels equal the fused int32-row kernels"
     for (dw_kind kind : {dw_kind::u8, dw_kind::s8})
         for (int o = 0; o < 4; ++o)
             for (int flags = 0; flags < 10; ++flags)
+                for (int G = 1; G <= 3; ++G)
                 for (int S : {1, 2})
                     for (int m : {1, 4, 5, 8})
-                        for (int64_t channels : {int64_t(17), int64_t(50), int64_t(64), int64_t(77), int64_t(130)}) {
+                        for (int64_t channels : {int64_t(17), int64_t(32), int64_t(50), int64_t(64), int64_t(77),
+                                                 int64_t(80), int64_t(130)}) {
                             CAPTURE(kind_name(kind));
                             CAPTURE(o);
                             CAPTURE(flags);
+                            CAPTURE(G);
                             CAPTURE(S);
                             CAPTURE(m);
                             CAPTURE(channels);
@@ -919,7 +927,7 @@ TEST_CASE("dw ukernel: fused byte-dot kernels equal the fused int32-row kernels"
                             if (elt == 3) epi |= DW_EPI_CLIP;
                             if (flags >= 5) epi |= DW_EPI_ZP;
                             const bool zpsrc = flags % 5 != 0;
-                            const int R = 3, nb = 2, rows = nb * m, ngroups = 3;
+                            const int R = 3, nb = 2, rows = nb * m, ngroups = G > 1 ? G : 3;
                             // One src region per group: S (rows - 1) + R columns.
                             const int64_t ncol = int64_t(S) * (rows - 1) + R, wpad = padded(channels);
                             std::vector<uint8_t> src(size_t(ngroups * ncol * channels));
@@ -947,7 +955,7 @@ TEST_CASE("dw ukernel: fused byte-dot kernels equal the fused int32-row kernels"
                             REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc, R, S, 0, epi),
                                              &ref_k) == anvil_success);
                             REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc, R, S,
-                                                          DW_INT_BYTE_DOT, epi),
+                                                          dw_byte_dot_mode(G), epi),
                                              &dot_k) == anvil_success);
                             const int ob = ob_of[o];
                             const int64_t ld = channels + 5;

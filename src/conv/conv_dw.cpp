@@ -29,8 +29,7 @@ struct dw_ctx {
     const conv_plan *p;
     const conv_dw_kernels *k;
     const uint8_t *src;
-    const float *w;  // f32 or int32 rows, cpad entries each
-    const float *w_row;  // the row kernels' rows: w, or the byte-dot rows
+    const float *w;  // f32 or int32 rows, cpad entries each (byte-dot rows: conv_dw_kernels::byte_dot)
     int32_t zero_point;
     int64_t cblocks;
     const lowp::lp_epilogue *epi;  // nullptr: write dst directly
@@ -40,6 +39,19 @@ struct dw_ctx {
     // store dst; no acc buffer, no chain epilogue.
     const dw_ukernel_fn *fused_fn = nullptr;  // [m]; nullptr: not fused
     const dw_ukernel_fn *fused_row = nullptr;
+    const dw_ukernel_fn (*fused_grows)[kDwMaxM + 1] = nullptr;  // [G][m]
+
+    // The kernels of an interior tile of an output row whose in-bounds
+    // kernel rows number nkh: G-row byte-dot kernels where made, else the
+    // row kernels, else the tap kernels.
+    const dw_ukernel_fn *interior_fns(int64_t nkh) const {
+        const bool fused = fused_fn != nullptr;
+        if (nkh >= 2 && nkh <= kDwMaxDotRows) {
+            const dw_ukernel_fn *gr = fused ? fused_grows[nkh] : k->fn_grows[nkh];
+            if (gr[1]) return gr;
+        }
+        return fused ? (k->row_taps > 0 ? fused_row : fused_fn) : k->row_taps > 0 ? k->fn_row : k->fn;
+    }
     uint8_t *dst = nullptr;
     int64_t out_bytes = 0;
     const float *scales = nullptr;  // channel 0 (scales_per_n) or the one scale
@@ -113,11 +125,10 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
                     int64_t kw_hi) {
         int64_t t = 0;
         const int64_t iw0 = ow0 * g.SW - g.PL;
-        const float *wb = fns == c.k->fn_row || fns == c.fused_row ? c.w_row : c.w;
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
             for (int64_t kw = kw_lo; kw < kw_hi; ++kw, ++t) {
                 src_taps[t] = img + ((ih0 + kh * dh) * g.IW + iw0 + kw * dw) * pix_bytes;
-                w_taps[t] = wb + (kh * g.KW + kw) * p.dw_cpad + c0;
+                w_taps[t] = c.w + (kh * g.KW + kw) * p.dw_cpad + c0;
             }
         a.ntaps = t;
         a.m = m;
@@ -162,9 +173,7 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
         const int64_t base = len / nt, extra = len % nt;
         // Full kernel rows, kh-major: groups of KW taps kw * dw pixels
         // apart, which row kernels take when that is the pixel stride.
-        const dw_ukernel_fn *fns = fused ? (c.k->row_taps > 0 ? c.fused_row : c.fused_fn)
-                                         : c.k->row_taps > 0 ? c.k->fn_row
-                                                             : c.k->fn;
+        const dw_ukernel_fn *fns = c.interior_fns(kh_hi - kh_lo);
         if (extra > 0) call(fns, lo, base + 1, extra, 0, g.KW);
         call(fns, lo + extra * (base + 1), base, nt - extra, 0, g.KW);
     }
@@ -216,16 +225,15 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     if (fused) set_fused_args(c, c0, &a);
     // One call: pixels of (oh, ow) onwards, m per block, nb blocks, pixel
     // step pix_stride / acc step acc_ld.
-    // wb: the weight rows fn reads (c.w_row for row kernels).
-    auto call = [&](dw_ukernel_fn fn, const float *wb, int64_t oh, int64_t ow, int64_t kh_lo,
-                    int64_t kh_hi, int64_t kw_lo, int64_t kw_hi, int64_t m, int64_t nb,
-                    int64_t pix_stride, int64_t acc_ld) {
+    auto call = [&](dw_ukernel_fn fn, int64_t oh, int64_t ow, int64_t kh_lo, int64_t kh_hi,
+                    int64_t kw_lo, int64_t kw_hi, int64_t m, int64_t nb, int64_t pix_stride,
+                    int64_t acc_ld) {
         int64_t t = 0;
         const int64_t ih0 = oh * g.SH - g.PT, iw0 = ow * g.SW - g.PL;
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
             for (int64_t kw = kw_lo; kw < kw_hi; ++kw, ++t) {
                 src_taps[t] = img + ((ih0 + kh * dh) * g.IW + iw0 + kw * dw) * pix_bytes;
-                w_taps[t] = wb + (kh * g.KW + kw) * p.dw_cpad + c0;
+                w_taps[t] = c.w + (kh * g.KW + kw) * p.dw_cpad + c0;
             }
         a.ntaps = t;
         a.m = m;
@@ -243,18 +251,15 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     const int64_t len = hi - lo;
     const int64_t nt = len > 0 ? ceil_div(len, kDwMaxM) : 0;
     const int64_t base = nt ? len / nt : 0, extra = nt ? len % nt : 0;
-    const dw_ukernel_fn *fns = fused ? (c.k->row_taps > 0 ? c.fused_row : c.fused_fn)
-                               : c.k->row_taps > 0 ? c.k->fn_row
-                                                   : c.k->fn;
     const dw_ukernel_fn *edge_fns = fused ? c.fused_fn : c.k->fn;
-    const float *wb = c.k->row_taps > 0 ? c.w_row : c.w;
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         if (len <= 0) break;
         int64_t kh_lo, kh_hi;
         kh_range(oh, &kh_lo, &kh_hi);
+        const dw_ukernel_fn *fns = c.interior_fns(kh_hi - kh_lo);
         if (extra > 0)
-            call(fns[base + 1], wb, oh, lo, kh_lo, kh_hi, 0, g.KW, base + 1, extra, g.SW * pix_bytes, ld);
-        call(fns[base], wb, oh, lo + extra * (base + 1), kh_lo, kh_hi, 0, g.KW, base, nt - extra,
+            call(fns[base + 1], oh, lo, kh_lo, kh_hi, 0, g.KW, base + 1, extra, g.SW * pix_bytes, ld);
+        call(fns[base], oh, lo + extra * (base + 1), kh_lo, kh_hi, 0, g.KW, base, nt - extra,
              g.SW * pix_bytes, ld);
     }
     // Edge columns: runs of rows with the same kernel rows, one call each.
@@ -272,7 +277,7 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
                 kh_range(e, &l2, &h2);
                 if (l2 != kh_lo || h2 != kh_hi) break;
             }
-            call(edge_fns[e - oh], c.w, oh, ow, kh_lo, kh_hi, kw_lo, kw_hi, e - oh, 1,
+            call(edge_fns[e - oh], oh, ow, kh_lo, kh_hi, kw_lo, kw_hi, e - oh, 1,
                  g.SH * g.IW * pix_bytes, g.OW * ld);
             oh = e;
         }
@@ -348,21 +353,54 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spe
     const int64_t zp = src_zero_point;
     const bool narrow = (k->kind == dw_kind::u8 && zp >= -32512 && zp <= 32767) ||
                         (k->kind == dw_kind::s8 && zp >= -32640 && zp <= 32640);
-    // Byte-dot row kernels (vpdpbusd on the raw source bytes; any zero
-    // point) where the backend has them.  Measured on the Intel Xeon VM,
-    // 1 thread, MobileNet-v2's u8 depthwise layers: see docs/conv.md.
+    // Byte-dot kernels (vpdpbusd on the raw source bytes; any zero point)
+    // where the backend has them, for every call: the tap kernels (edge
+    // pixels, shapes without row kernels) are byte-dot row kernels with
+    // R = S = 1, whose promise every tap list keeps.  Measured on the Intel
+    // Xeon VM, 1 thread, MobileNet-v2's u8 depthwise layers: see
+    // docs/conv.md.
     const bool int_kind = k->kind == dw_kind::u8 || k->kind == dw_kind::s8;
-    k->byte_dot = k->row_taps > 0 && int_kind && be.supports_byte_dot() && g_byte_dot_override != 0;
+    k->byte_dot = int_kind && be.supports_byte_dot() && g_byte_dot_override != 0;
     const uint8_t row_int = k->byte_dot ? DW_INT_BYTE_DOT : narrow ? DW_INT_NARROW16 : 0;
+    // The descriptor of kernel m: row kernels, or the tap kernels.
+    auto desc_of = [&](int m, bool row, uint8_t epi) {
+        if (row) return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, k->row_taps,
+                                     k->row_step, row_int, epi);
+        if (k->byte_dot)
+            return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, 1, 1, DW_INT_BYTE_DOT,
+                                epi);
+        return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, 0, 1, 0, epi);
+    };
     for (int m = 1; m <= kDwMaxM; ++m)
         for (int row = 0; row < (k->row_taps > 0 ? 2 : 1); ++row) {
             dw_ukernel_ref ref;
-            const anvil_status_t st = be.get(
-                make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, row ? k->row_taps : 0,
-                             k->row_step, row ? row_int : 0),
-                &ref);
+            const anvil_status_t st = be.get(desc_of(m, row != 0, 0), &ref);
             if (st != anvil_success) return st;
             (row ? k->fn_row : k->fn)[m] = ref.fn;
+            k->keep_alive.push_back(ref.keep_alive);
+        }
+    // G-row byte-dot kernels for the numbers of in-bounds kernel rows that
+    // the output rows have (3x3 with padding 1: 3 inside, 2 at the top and
+    // bottom rows).
+    bool want_g[kDwMaxDotRows + 1] = {};
+    if (k->byte_dot && k->row_taps > 0)
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+            const int64_t ih0 = oh * g.SH - g.PT;
+            int64_t lo = 0, hi = g.KH;
+            while (lo < g.KH && ih0 + lo * (g.DH + 1) < 0) ++lo;
+            while (hi > lo && ih0 + (hi - 1) * (g.DH + 1) >= g.IH) --hi;
+            if (hi - lo >= 2 && hi - lo <= kDwMaxDotRows) want_g[hi - lo] = true;
+        }
+    auto g_desc = [&](int m, int G, uint8_t epi) {
+        return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, k->row_taps, k->row_step,
+                            dw_byte_dot_mode(G), epi);
+    };
+    for (int G = 2; G <= kDwMaxDotRows; ++G)
+        for (int m = 1; m <= kDwMaxM && want_g[G]; ++m) {
+            dw_ukernel_ref ref;
+            const anvil_status_t st = be.get(g_desc(m, G, 0), &ref);
+            if (st != anvil_success) return st;
+            k->fn_grows[G][m] = ref.fn;
             k->keep_alive.push_back(ref.keep_alive);
         }
     // Fused kernels for bf16 / int8 sources (an f32 one without a chain
@@ -373,13 +411,18 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spe
         for (int m = 1; m <= kDwMaxM; ++m)
             for (int row = 0; row < (k->row_taps > 0 ? 2 : 1); ++row) {
                 dw_ukernel_ref ref;
-                const anvil_status_t st =
-                    be.get(make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0,
-                                        row ? k->row_taps : 0, k->row_step, row ? row_int : 0,
-                                        uint8_t(epi | (bias ? DW_EPI_BIAS : 0))),
-                           &ref);
+                const anvil_status_t st = be.get(desc_of(m, row != 0, uint8_t(epi | (bias ? DW_EPI_BIAS : 0))), &ref);
                 if (st != anvil_success) return st;
                 (row ? k->fn_row_fused : k->fn_fused)[bias][m] = ref.fn;
+                k->keep_alive.push_back(ref.keep_alive);
+            }
+    for (int bias = 0; bias < 2; ++bias)
+        for (int G = 2; G <= kDwMaxDotRows; ++G)
+            for (int m = 1; m <= kDwMaxM && want_g[G]; ++m) {
+                dw_ukernel_ref ref;
+                const anvil_status_t st = be.get(g_desc(m, G, uint8_t(epi | (bias ? DW_EPI_BIAS : 0))), &ref);
+                if (st != anvil_success) return st;
+                k->fn_grows_fused[bias][G][m] = ref.fn;
                 k->keep_alive.push_back(ref.keep_alive);
             }
     k->fused = true;
@@ -394,10 +437,8 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     c.p = &p;
     c.k = &k;
     c.src = static_cast<const uint8_t *>(ops.src);
-    c.w = reinterpret_cast<const float *>(ops.weights);
-    c.w_row = k.byte_dot ? reinterpret_cast<const float *>(static_cast<const uint8_t *>(ops.weights) +
-                                                           p.dw_dot_offset)
-                         : c.w;
+    c.w = reinterpret_cast<const float *>(static_cast<const uint8_t *>(ops.weights) +
+                                          (k.byte_dot ? p.dw_dot_offset : 0));
     c.zero_point = src_zero_point;
     c.cblocks = ceil_div(g.OC, kDwChannelBlock);
     const bool direct = p.src == src_elem::f32 && chain.out == lowp::out_type::f32 &&
@@ -408,6 +449,7 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
         const int b = ops.bias ? 1 : 0;
         c.fused_fn = k.fn_fused[b];
         c.fused_row = k.fn_row_fused[b];
+        c.fused_grows = k.fn_grows_fused[b];
         c.dst = static_cast<uint8_t *>(ops.dst);
         c.out_bytes = lowp::out_type_bytes(chain.out);
         c.scales_per_n = !chain.scales.empty() && chain.scales_per_n;

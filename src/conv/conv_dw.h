@@ -32,9 +32,9 @@ struct conv_dw_kernels {
     // everything).
     int row_taps = 0;
     int row_step = 0;
-    // Row kernels of the int kinds made with narrow_int ==
-    // DW_INT_BYTE_DOT (the backend supports_byte_dot()): they read the
-    // byte-dot weight rows (conv_plan::dw_dot_offset).
+    // int kinds where the backend supports_byte_dot(): every kernel is a
+    // byte-dot row kernel (narrow_int == DW_INT_BYTE_DOT; fn: R = S = 1)
+    // and reads the byte-dot weight rows (conv_plan::dw_dot_offset).
     bool byte_dot = false;
     dw_ukernel_fn fn_row[kDwMaxM + 1] = {};
     // fused: kernels that finish the chain in registers and store dst
@@ -45,6 +45,12 @@ struct conv_dw_kernels {
     bool fused = false;
     dw_ukernel_fn fn_fused[2][kDwMaxM + 1] = {};
     dw_ukernel_fn fn_row_fused[2][kDwMaxM + 1] = {};
+    // byte_dot row kernels for interior tiles whose call reads exactly G
+    // kernel rows (dw_byte_dot_mode(G), G = 2..kDwMaxDotRows; G kernel
+    // rows per vpdpbusd), made for the G that the shape's output rows
+    // have; [G][m] (fused: [bias][G][m]), null where not made.
+    dw_ukernel_fn fn_grows[kDwMaxDotRows + 1][kDwMaxM + 1] = {};
+    dw_ukernel_fn fn_grows_fused[2][kDwMaxDotRows + 1][kDwMaxM + 1] = {};
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::string backend_name;
 };

@@ -56,8 +56,8 @@ inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_
 
 inline bool dw_desc_valid(const dw_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kDwMaxM && uint8_t(d.kind) <= uint8_t(dw_kind::s8) &&
-           d.has_zero_point <= 1 && d.narrow_int <= DW_INT_BYTE_DOT &&
-           (d.narrow_int != DW_INT_BYTE_DOT || d.row_taps > 0) && d.row_taps <= kDwMaxRowTaps &&
+           d.has_zero_point <= 1 && d.narrow_int <= dw_byte_dot_mode(kDwMaxDotRows) &&
+           (dw_byte_dot_rows(d.narrow_int) == 0 || d.row_taps > 0) && d.row_taps <= kDwMaxRowTaps &&
            (d.epi & DW_EPI_OUT_MASK) <= 4 && (d.epi == 0 || (d.epi & DW_EPI_OUT_MASK) != 0) &&
            (d.row_taps == 0 ? d.row_step == 0 : d.row_step >= 1 && d.row_step <= kDwMaxRowStep);
 }

@@ -103,7 +103,7 @@ public:
     anvil_status_t get(const dw_ukernel_desc &d, dw_ukernel_ref *out) const override {
         if (!dw_desc_valid(d)) return anvil_invalid_argument;
         if (d.epi != 0) return anvil_unsupported;  // no fused epilogue here
-        if (d.narrow_int == DW_INT_BYTE_DOT) return anvil_unsupported;  // plain int32 weight rows only
+        if (dw_byte_dot_rows(d.narrow_int) > 0) return anvil_unsupported;  // plain int32 weight rows only
         const bool zp = d.has_zero_point != 0;
         switch (d.kind) {
             case dw_kind::f32: out->fn = scalar_f32, out->name = "scalar_dw_f32"; break;

@@ -117,11 +117,14 @@ struct dw_ukernel_desc {
     // X(t, r, c) (src minus the zero point when subtracted) lies in
     // [-32768, 32767], so a kernel may multiply in 16 bits (exact:
     // vpdpwssd); same result.  Portable kernels ignore it.
-    // 2 (DW_INT_BYTE_DOT; int kinds, row_taps > 0, only from backends with
-    // supports_byte_dot()): every weight is an s8 value and w_taps point
-    // at rows in the byte-dot form (dw_byte_dot_entry): W(t, c) is byte
-    // (c / 16) % 4 of entry c, sign-extended.  Same result; the kernel
-    // multiplies raw source bytes by the weight bytes (vpdpbusd) and
+    // 2..5 (dw_byte_dot_mode(G), G = 1..4 kernel rows; int kinds,
+    // row_taps > 0, only from backends with supports_byte_dot()): every
+    // weight is an s8 value and w_taps point at rows in the byte-dot form
+    // (dw_byte_dot_entry): W(t, c) is byte (c / 16) % 4 of entry c,
+    // sign-extended.  G > 1 also promises ntaps == G * row_taps: the call's
+    // taps are exactly G kernel rows (row k: taps k R .. k R + R - 1).
+    // Same result; the kernel multiplies raw source bytes by weight bytes
+    // (vpdpbusd), G > 1 the G rows' bytes in one instruction, and
     // subtracts zero point x sum of the weights once per call.
     uint8_t narrow_int;
     // Fused epilogue: 0 none; else output type | DW_EPI_* flags (see
@@ -131,7 +134,13 @@ struct dw_ukernel_desc {
 static_assert(sizeof(dw_ukernel_desc) == 8, "dw_ukernel_desc must stay 8 packed bytes");
 
 constexpr uint8_t DW_INT_NARROW16 = 1;   // dw_ukernel_desc::narrow_int values
-constexpr uint8_t DW_INT_BYTE_DOT = 2;
+constexpr uint8_t DW_INT_BYTE_DOT = 2;   // .. DW_INT_BYTE_DOT + kDwMaxDotRows - 1
+constexpr int kDwMaxDotRows = 4;         // kernel rows one byte-dot instruction takes
+inline uint8_t dw_byte_dot_mode(int rows) { return uint8_t(DW_INT_BYTE_DOT + rows - 1); }
+// G of a byte-dot descriptor's narrow_int; 0 when it is not one.
+inline int dw_byte_dot_rows(uint8_t narrow_int) {
+    return narrow_int >= DW_INT_BYTE_DOT ? narrow_int - DW_INT_BYTE_DOT + 1 : 0;
+}
 
 // Entry c of a byte-dot weight row (dw_ukernel_desc::narrow_int ==
 // DW_INT_BYTE_DOT) for the s8 weight w of channel c (c counted from the

@@ -212,7 +212,7 @@ public:
     anvil_status_t get(const conv::dw_ukernel_desc &d, conv::dw_ukernel_ref *out) const override {
         if (!conv::dw_desc_valid(d)) return anvil_invalid_argument;
         if (d.epi != 0) return anvil_unsupported;  // no fused epilogue here
-        if (d.narrow_int == conv::DW_INT_BYTE_DOT) return anvil_unsupported;  // plain int32 weight rows only
+        if (conv::dw_byte_dot_rows(d.narrow_int) > 0) return anvil_unsupported;  // plain int32 weight rows only
         const conv::dw_ukernel_desc n = conv::make_dw_desc(d.tier, d.kind, d.m, d.has_zero_point != 0);
         const conv::dw_ukernel_fn fn = k_.get(n.kind, n.has_zero_point != 0);
         if (!fn) return anvil_invalid_argument;
