@@ -156,6 +156,10 @@ void describe_machine() {
                     ci.bf16_dot_half_rate
                         ? "FMA on operands widened to fp32 (vdpbf16ps runs at half the FMA's rate here; same bits)"
                         : "vdpbf16ps");
+    if (ci.detected & cpu::f_avx512_vnni)
+        std::printf("int8 depthwise: %s\n",
+                    ci.avx512_vbmi ? "byte-dot kernels (vpermb + vpdpbusd, up to 4 kernel rows per instruction)"
+                                   : "int32 rows (no AVX512-VBMI: vpdpwssd on widened source)");
     const char *omp = std::getenv("OMP_NUM_THREADS");
     std::printf("threads:        %d (OMP_NUM_THREADS=%s)\n", anvil_get_num_threads(),
                 omp ? omp : "unset");
