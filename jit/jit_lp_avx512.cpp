@@ -232,6 +232,18 @@ void jit_lp_avx512::store_fused() {
         to_chunk_row(r8, r9, r11);  // before r11 holds colsum
     }
     if (f & lowp::EPI_COMP) mov(r11, ptr[reg_args + offsetof(lp_ukernel_args, colsum)]);
+    kmovw(k1, word[reg_args + offsetof(lp_ukernel_args, store_mask)]);
+    if (d_.nv > 1) kmovw(k2, word[reg_args + offsetof(lp_ukernel_args, store_mask) + 2]);
+    if (comp_hoisted()) {
+        // colsum x col_factor is the same for every row of the tile: once
+        // here, then one vpsubd per vector instead of a load, a vpmulld (two
+        // uops) and the vpsubd per row (a 1x1 convolution over 32 channels
+        // with a source zero point: 0.75x -> see docs/lowp.md).
+        for (int j = 0; j < d_.nv; ++j) {
+            vmovdqu32(z_comp(j) | (j == 0 ? k1 : k2) | T_z, ptr[r11 + j * kVecBytes]);
+            vpmulld(z_comp(j), z_comp(j), ptr_b[reg_args + offsetof(lp_ukernel_args, col_factor)]);
+        }
+    }
     if (f & (lowp::EPI_SCALE_1 | lowp::EPI_SCALE_N))
         mov(rsi, ptr[reg_args + offsetof(lp_ukernel_args, scales)]);
     if (f & lowp::EPI_BIAS) mov(rdx, ptr[reg_args + offsetof(lp_ukernel_args, bias)]);
@@ -241,8 +253,6 @@ void jit_lp_avx512::store_fused() {
         vbroadcastss(z_zero, dword[reg_args + offsetof(lp_ukernel_args, alpha)]);
         vbroadcastss(z_alpha, dword[reg_args + offsetof(lp_ukernel_args, beta)]);
     }
-    kmovw(k1, word[reg_args + offsetof(lp_ukernel_args, store_mask)]);
-    if (d_.nv > 1) kmovw(k2, word[reg_args + offsetof(lp_ukernel_args, store_mask) + 2]);
     if (fast_bf16_store()) {
         store_rows_bf16_fast();
         return;
@@ -301,6 +311,10 @@ bool jit_lp_avx512::fast_store_screens_rows() const {
         lowp::EPI_COMP | lowp::EPI_SCALE_1 | lowp::EPI_SCALE_N | lowp::EPI_BIAS | lowp::EPI_LEAKY |
         lowp::EPI_ZP;
     return (d_.epi_flags & makes_denormals) || (d_.epi_ops & lowp::EPI_ADD_MASK);
+}
+
+bool jit_lp_avx512::comp_hoisted() const {
+    return is_int() && (d_.epi_flags & lowp::EPI_COMP) && !(elt_op() && d_.nv == 2);
 }
 
 bool jit_lp_avx512::fast_bf16_store() const {
@@ -405,7 +419,9 @@ void jit_lp_avx512::finish_pre(const Zmm &v, int j) {
     const uint8_t f = d_.epi_flags;
     const Opmask km = j == 0 ? k1 : k2;
     if (is_int()) {
-        if (f & lowp::EPI_COMP) {
+        if (comp_hoisted()) {
+            vpsubd(v, v, z_comp(j));
+        } else if (f & lowp::EPI_COMP) {
             // Masked loads: the arrays may end at the tile's last column.
             vmovdqu32(z_t1 | km | T_z, ptr[r11 + j * kVecBytes]);
             vpmulld(z_t1, z_t1, ptr_b[reg_args + offsetof(lp_ukernel_args, col_factor)]);

@@ -34,6 +34,12 @@ private:
     Xbyak::Zmm b_hi(int j) const { return Xbyak::Zmm(31 - j); }
     Xbyak::Zmm b_lo(int j) const { return Xbyak::Zmm(31 - d_.nv - j); }
     Xbyak::Zmm high_words_mask() const { return Xbyak::Zmm(31 - 2 * d_.nv); }
+    // The fused store's compensation colsum x col_factor of vector j,
+    // computed once per tile into zmm30 / zmm31 (free at the store) unless
+    // a transcendental op takes a row's two vectors together (its second
+    // vector's scratch is zmm29..31).
+    static Xbyak::Zmm z_comp(int j) { return Xbyak::Zmm(30 + j); }
+    bool comp_hoisted() const;
     void k_group_widened(int u);
     bool is_int() const { return d_.kind == lowp::lp_kind::u8s8; }
     bool is_clip() const { return (d_.epi_ops & lowp::EPI_ELT_MASK) == lowp::EPI_ELT_CLIP; }
