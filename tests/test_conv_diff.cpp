@@ -1099,7 +1099,8 @@ TEST_CASE("conv bf16: kernels on a widened source give the vdpbf16ps kernels' bi
 
 // int8 depthwise convolutions on the byte-dot row kernels (vpdpbusd on
 // permuted source bytes, the zero point folded into the starting values;
-// the default where the CPU has AVX512-VBMI and the cap AVX512-VNNI) give
+// forced on here wherever the CPU has AVX512-VBMI and the cap AVX512-VNNI,
+// the default on Intel: cpu_info::int8_dw_byte_dot) give
 // the bytes of the int32-row kernels: u8 and s8 sources, source zero
 // points (0, 0 < zp, negative), full-range data, 3x3 stride 1 and 2,
 // 5x5, dilation, channel counts with every remainder shape, fused and
@@ -1138,7 +1139,7 @@ TEST_CASE("conv int8 depthwise: byte-dot kernels give the int32-row kernels' byt
             build_problem(q, seed++, P);
             std::vector<uint8_t> out[2];
             for (int dot = 0; dot <= 1; ++dot) {
-                anvil::conv::set_dw_byte_dot_override(dot ? -1 : 0);
+                anvil::conv::set_dw_byte_dot_override(dot);
                 anvil_conv2d_t h = nullptr;
                 REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
                 size_t bytes = 0;

@@ -158,8 +158,10 @@ void describe_machine() {
                         : "vdpbf16ps");
     if (ci.detected & cpu::f_avx512_vnni)
         std::printf("int8 depthwise: %s\n",
-                    ci.avx512_vbmi ? "byte-dot kernels (vpermb + vpdpbusd, up to 4 kernel rows per instruction)"
-                                   : "int32 rows (no AVX512-VBMI: vpdpwssd on widened source)");
+                    !ci.avx512_vbmi ? "kernels on the source widened to int32 (no AVX512-VBMI for byte-dot kernels)"
+                    : ci.int8_dw_byte_dot
+                        ? "byte-dot kernels (vpermb + vpdpbusd, up to 4 kernel rows per instruction)"
+                        : "kernels on the source widened to int32 (byte-dot kernels unmeasured on this vendor)");
     const char *omp = std::getenv("OMP_NUM_THREADS");
     std::printf("threads:        %d (OMP_NUM_THREADS=%s)\n", anvil_get_num_threads(),
                 omp ? omp : "unset");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "conv/dw_backend.h"
+#include "cpu/isa.h"
 #include "lowp/lp_ukernel.h"
 #include "lowp/lp_scratch.h"
 #include "threading/parallel.h"
@@ -354,13 +355,15 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spe
     const bool narrow = (k->kind == dw_kind::u8 && zp >= -32512 && zp <= 32767) ||
                         (k->kind == dw_kind::s8 && zp >= -32640 && zp <= 32640);
     // Byte-dot kernels (vpdpbusd on the raw source bytes; any zero point)
-    // where the backend has them, for every call: the tap kernels (edge
-    // pixels, shapes without row kernels) are byte-dot row kernels with
-    // R = S = 1, whose promise every tap list keeps.  Measured on the Intel
-    // Xeon VM, 1 thread, MobileNet-v2's u8 depthwise layers: see
-    // docs/conv.md.
+    // where the backend has them and the CPU is one they were measured
+    // faster on (cpu_info::int8_dw_byte_dot), for every call: the tap
+    // kernels (edge pixels, shapes without row kernels) are byte-dot row
+    // kernels with R = S = 1, whose promise every tap list keeps.  Measured
+    // on the Intel Xeon VM, 1 thread, MobileNet-v2's u8 depthwise layers:
+    // see docs/conv.md.
     const bool int_kind = k->kind == dw_kind::u8 || k->kind == dw_kind::s8;
-    k->byte_dot = int_kind && be.supports_byte_dot() && g_byte_dot_override != 0;
+    k->byte_dot = int_kind && be.supports_byte_dot() &&
+                  (g_byte_dot_override > 0 || (g_byte_dot_override < 0 && cpu::info().int8_dw_byte_dot));
     const uint8_t row_int = k->byte_dot ? DW_INT_BYTE_DOT : narrow ? DW_INT_NARROW16 : 0;
     // The descriptor of kernel m: row kernels, or the tap kernels.
     auto desc_of = [&](int m, bool row, uint8_t epi) {

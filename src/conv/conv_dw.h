@@ -55,8 +55,9 @@ struct conv_dw_kernels {
     std::string backend_name;
 };
 
-// Tests: -1 (default) byte-dot row kernels wherever the backend supports
-// them, 0 never, 1 the same as -1 (kernels prepared afterwards).
+// Tests: -1 (default) byte-dot kernels where the backend supports them
+// and cpu_info::int8_dw_byte_dot says they are the faster choice, 0 never,
+// 1 wherever supported (kernels prepared afterwards).
 void set_dw_byte_dot_override(int v);
 
 anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spec &chain,

@@ -149,6 +149,7 @@ cpu_info detect_cpu() {
         ci.a_block_l2_divisor = 8;
         ci.pack_prefetch_groups = 16;
         ci.bf16_dot_half_rate = true;
+        ci.int8_dw_byte_dot = true;
     }
     return ci;
 }

@@ -89,6 +89,16 @@ struct cpu_info {
     // where it is present and the cap allows AVX512-VNNI (Ice Lake and
     // later Xeons, Zen 4 / 5).
     bool avx512_vbmi = false;
+    // Whether the int8 depthwise convolution runs the byte-dot kernels
+    // (where the backend supports them: VBMI above, VNNI under the cap)
+    // rather than the kernels that widen the source to int32.  Set where
+    // measured faster: Intel (the Xeon VM, family 6 model 207: MobileNet-
+    // v2's u8 depthwise layers 0.83x -> 1.07x oneDNN, docs/conv.md).  Not
+    // on AMD yet: the byte-dot kernels lean on vpermb and byte blends,
+    // whose cost on Zen 4 / 5 is unmeasured, and the widening kernels were
+    // measured there at 1.01-1.40x oneDNN.  The tests run both everywhere
+    // the CPU allows (conv::set_dw_byte_dot_override).
+    bool int8_dw_byte_dot = false;
 };
 
 // Detected once, thread-safe.
