@@ -171,14 +171,19 @@ void jit_conv_dw_avx512::block_loop() {
     xor_(reg_coff, reg_coff);
     mov(reg_acc, ptr[rsp + kFrameAcc]);
     channel_loop();
-    // src offset += m * pix_stride; acc += m * acc_ld * 4.
-    imul(reg_t, reg_ps, m_);
-    add(ptr[rsp + kFrameSrcOff], reg_t);
-    imul(reg_t, reg_ldc, m_);
-    add(ptr[rsp + kFrameAcc], reg_t);
+    next_block(loop);
+    L(done);
+}
+
+// The frame's src offset += m * pix_stride, acc += m * acc_ld (bytes);
+// back to loop while blocks are left.  rax is clobbered.
+void jit_conv_dw_avx512::next_block(const Label &loop) {
+    imul(rax, reg_ps, m_);
+    add(ptr[rsp + kFrameSrcOff], rax);
+    imul(rax, reg_ldc, m_);
+    add(ptr[rsp + kFrameAcc], rax);
     dec(qword[rsp + kFrameBlocks]);
     jnz(loop, T_NEAR);
-    L(done);
 }
 
 void jit_conv_dw_avx512::channel_loop() {
@@ -577,12 +582,7 @@ void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
         store(nb, tail);
     }
     rows_ = m_;
-    imul(rax, reg_ps, m_);
-    add(ptr[rsp + kFrameSrcOff], rax);
-    imul(rax, reg_ldc, m_);
-    add(ptr[rsp + kFrameAcc], rax);
-    dec(qword[rsp + kFrameBlocks]);
-    jnz(loop, T_NEAR);
+    next_block(loop);
     L(done);
     dot_acc_nb_ = 0;
 }

@@ -83,6 +83,7 @@ private:
     // Emit steps.
     void prologue();                 // save registers, load the arguments
     void block_loop();               // nblocks times: channel_loop, then advance
+    void next_block(const Xbyak::Label &loop);  // advance a block, loop while any are left
     void channel_loop();             // pairs of blocks, a block, then the masked tail
     void block(int nb, bool tail);   // nb channel blocks: zero, taps, store
     void zero_acc(int nb);

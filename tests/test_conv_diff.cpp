@@ -1047,6 +1047,49 @@ TEST_CASE("conv: concurrent execute on one handle; packed weights reused by a se
 }
 
 TEST_SUITE("once") {
+// dst bytes of P on a handle created, packed (OIHW) and destroyed here:
+// kernels chosen under the overrides in force.
+std::vector<uint8_t> exec_fresh_handle(const conv_problem &P) {
+    anvil_conv2d_t h = nullptr;
+    REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
+    size_t bytes = 0;
+    REQUIRE(anvil_conv2d_packed_weights_size(h, &bytes) == anvil_success);
+    std::vector<uint32_t> packed(bytes / 4 + 1);
+    REQUIRE(anvil_conv2d_pack_weights(h, P.wei.p, anvil_conv_weights_oihw, packed.data()) == anvil_success);
+    std::vector<uint8_t> out = exec_bytes(h, P, packed.data());
+    anvil_conv2d_destroy(h);
+    return out;
+}
+
+// For each descriptor and variant, the problem configure(q, variant) makes
+// runs with set_override(0) and set_override(1) (fresh handles); the dst
+// bytes must match.  Returns the number of problems compared.
+template <typename Configure, typename SetOverride>
+int same_bytes_both_ways(const std::vector<const char *> &descs, int variants, uint64_t seed,
+                         Configure configure, SetOverride set_override) {
+    int compared = 0;
+    for (const char *desc : descs)
+        for (int variant = 0; variant < variants; ++variant) {
+            conv_shape s;
+            std::string err;
+            REQUIRE(anvil::conv::parse_conv_descriptor(desc, &s, &err));
+            conv_cfg q;
+            q.s = s;
+            configure(q, variant);
+            INFO(q.str());
+            conv_problem P;
+            build_problem(q, seed++, P);
+            std::vector<uint8_t> out[2];
+            for (int on = 0; on <= 1; ++on) {
+                set_override(on);
+                out[on] = exec_fresh_handle(P);
+            }
+            CHECK(out[0] == out[1]);
+            ++compared;
+        }
+    return compared;
+}
+
 // bf16 convolutions on kernels that read the source widened to fp32 (the
 // default where vdpbf16ps is slow, cpu_info::bf16_dot_half_rate; forced on
 // and off here, so any AVX512-BF16 CPU runs both) store the bits of the
@@ -1057,43 +1100,20 @@ TEST_SUITE("once") {
 TEST_CASE("conv bf16: kernels on a widened source give the vdpbf16ps kernels' bits") {
     if (!lt::widened_bf16_kernels_here()) return;
     const lt::widen_override_scope restore;
-    const char *descs[] = {"mb1ic64ih14iw13oc96kh3ph1",    "mb2ic64ih9iw9oc80kh1",
-                           "mb1ic64ih14iw14oc48kh1sh2",    "mb1ic3ih30iw29oc64kh7sh2ph3",
-                           "g2mb1ic34ih9iw10oc18kh3ph1",   "mb1ic32ih12iw12oc40kh3dh1ph2",
-                           "mb1ic33ih7iw7oc17kh3ph1"};
-    uint64_t seed = 4242;
-    int compared = 0;
-    for (const char *desc : descs)
-        for (int variant = 0; variant < 3; ++variant) {
-            conv_shape s;
-            std::string err;
-            REQUIRE(anvil::conv::parse_conv_descriptor(desc, &s, &err));
-            conv_cfg q;
-            q.s = s;
+    const std::vector<const char *> descs = {
+        "mb1ic64ih14iw13oc96kh3ph1",  "mb2ic64ih9iw9oc80kh1",         "mb1ic64ih14iw14oc48kh1sh2",
+        "mb1ic3ih30iw29oc64kh7sh2ph3", "g2mb1ic34ih9iw10oc18kh3ph1", "mb1ic32ih12iw12oc40kh3dh1ph2",
+        "mb1ic33ih7iw7oc17kh3ph1"};
+    const int compared = same_bytes_both_ways(
+        descs, 3, 4242,
+        [](conv_cfg &q, int variant) {
             q.src = q.wei = anvil_dt_bf16;
             q.dst = variant == 1 ? anvil_dt_f32 : anvil_dt_bf16;
             q.f = fill::fraction;
             q.bias = variant != 0;
             q.ops = chain(variant == 0 ? 0 : variant == 1 ? 2 : 4);
-            INFO(q.str());
-            conv_problem P;
-            build_problem(q, seed++, P);
-            std::vector<uint8_t> out[2];
-            for (int widen = 0; widen <= 1; ++widen) {
-                anvil::lowp::set_widen_bf16_a_override(widen);
-                anvil_conv2d_t h = nullptr;
-                REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
-                size_t bytes = 0;
-                REQUIRE(anvil_conv2d_packed_weights_size(h, &bytes) == anvil_success);
-                std::vector<uint32_t> packed(bytes / 4 + 1);
-                REQUIRE(anvil_conv2d_pack_weights(h, P.wei.p, anvil_conv_weights_oihw, packed.data()) ==
-                        anvil_success);
-                out[widen] = exec_bytes(h, P, packed.data());
-                anvil_conv2d_destroy(h);
-            }
-            CHECK(out[0] == out[1]);
-            ++compared;
-        }
+        },
+        [](int on) { anvil::lowp::set_widen_bf16_a_override(on); });
     MESSAGE(compared, " convolutions compared");
 }
 
@@ -1111,19 +1131,13 @@ TEST_CASE("conv int8 depthwise: byte-dot kernels give the int32-row kernels' byt
     struct restore_t {
         ~restore_t() { anvil::conv::set_dw_byte_dot_override(-1); }
     } restore;
-    const char *descs[] = {"g32mb1ic32ih13iw17oc32kh3ph1",     "g77mb1ic77ih9iw11oc77kh3sh2ph1",
-                           "g144mb2ic144ih8iw8oc144kh3ph1",    "g50mb1ic50ih12iw12oc50kh5ph2",
-                           "g130mb1ic130ih9iw10oc130kh3dh1ph2", "g16mb1ic16ih6iw30oc16kh3sh2ph1",
-                           "g64mb1ic64ih7iw7oc64kh3ph1"};
-    uint64_t seed = 5151;
-    int compared = 0;
-    for (const char *desc : descs)
-        for (int variant = 0; variant < 4; ++variant) {
-            conv_shape s;
-            std::string err;
-            REQUIRE(anvil::conv::parse_conv_descriptor(desc, &s, &err));
-            conv_cfg q;
-            q.s = s;
+    const std::vector<const char *> descs = {
+        "g32mb1ic32ih13iw17oc32kh3ph1",  "g77mb1ic77ih9iw11oc77kh3sh2ph1",    "g144mb2ic144ih8iw8oc144kh3ph1",
+        "g50mb1ic50ih12iw12oc50kh5ph2",  "g130mb1ic130ih9iw10oc130kh3dh1ph2", "g16mb1ic16ih6iw30oc16kh3sh2ph1",
+        "g64mb1ic64ih7iw7oc64kh3ph1"};
+    const int compared = same_bytes_both_ways(
+        descs, 4, 5151,
+        [](conv_cfg &q, int variant) {
             q.src = variant % 2 ? anvil_dt_s8 : anvil_dt_u8;
             q.wei = anvil_dt_s8;
             q.dst = variant == 2 ? anvil_dt_f32 : variant == 3 ? anvil_dt_s8 : anvil_dt_u8;
@@ -1134,25 +1148,8 @@ TEST_CASE("conv int8 depthwise: byte-dot kernels give the int32-row kernels' byt
             q.scale_mode = variant == 2 ? 2 : 1;
             q.pow2_scales = false;
             q.ops = chain(variant == 0 ? 0 : 1);
-            INFO(q.str());
-            conv_problem P;
-            build_problem(q, seed++, P);
-            std::vector<uint8_t> out[2];
-            for (int dot = 0; dot <= 1; ++dot) {
-                anvil::conv::set_dw_byte_dot_override(dot);
-                anvil_conv2d_t h = nullptr;
-                REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
-                size_t bytes = 0;
-                REQUIRE(anvil_conv2d_packed_weights_size(h, &bytes) == anvil_success);
-                std::vector<uint32_t> packed(bytes / 4 + 1);
-                REQUIRE(anvil_conv2d_pack_weights(h, P.wei.p, anvil_conv_weights_oihw, packed.data()) ==
-                        anvil_success);
-                out[dot] = exec_bytes(h, P, packed.data());
-                anvil_conv2d_destroy(h);
-            }
-            CHECK(out[0] == out[1]);
-            ++compared;
-        }
+        },
+        [](int on) { anvil::conv::set_dw_byte_dot_override(on); });
     MESSAGE(compared, " convolutions compared");
 }
 }  // TEST_SUITE("once")
