@@ -540,14 +540,26 @@ void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
         dot_build_weights(nb);
     else if (dot_needs_comp())
         dot_comp(nb);
-    Label loop, done;
+    // Output rows (nrows, at least one), each nblocks blocks of m pixels.
+    Label row_loop, loop, done, rows_done;
+    mov(rax, ptr[rsp + kFrameArgs]);
+    mov(rax, ptr[rax + offsetof(dw_ukernel_args, nrows)]);
+    mov(r13d, 1);
+    cmp(rax, r13);
+    cmovl(rax, r13);
+    mov(ptr[rsp + kFrameRowsLeft], rax);
+    mov(ptr[rsp + kFrameRowSrc], reg_coff);
+    mov(rax, ptr[rsp + kFrameAccCh]);
+    mov(ptr[rsp + kFrameRowAcc], rax);
+    L(row_loop);
     mov(rax, ptr[rsp + kFrameArgs]);
     mov(rax, ptr[rax + offsetof(dw_ukernel_args, nblocks)]);
     mov(ptr[rsp + kFrameBlocks], rax);
     test(rax, rax);
-    jle(done, T_NEAR);
-    mov(ptr[rsp + kFrameSrcOff], reg_coff);
-    mov(rax, ptr[rsp + kFrameAccCh]);
+    jle(rows_done, T_NEAR);
+    mov(rax, ptr[rsp + kFrameRowSrc]);
+    mov(ptr[rsp + kFrameSrcOff], rax);
+    mov(rax, ptr[rsp + kFrameRowAcc]);
     mov(ptr[rsp + kFrameAcc], rax);
     L(loop);
     for (int r0 = 0; r0 < m_; r0 += mm) {
@@ -583,6 +595,15 @@ void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
     }
     rows_ = m_;
     next_block(loop);
+    // The next output row.
+    mov(rax, ptr[rsp + kFrameArgs]);
+    mov(r13, ptr[rax + offsetof(dw_ukernel_args, src_row_step)]);
+    add(ptr[rsp + kFrameRowSrc], r13);
+    mov(r13, ptr[rax + offsetof(dw_ukernel_args, acc_row_step)]);
+    add(ptr[rsp + kFrameRowAcc], r13);
+    dec(qword[rsp + kFrameRowsLeft]);
+    jnz(row_loop, T_NEAR);
+    L(rows_done);
     L(done);
     dot_acc_nb_ = 0;
 }

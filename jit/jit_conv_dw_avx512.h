@@ -205,7 +205,12 @@ private:
     static constexpr int kFrameBlocks = 32;
     // Byte-dot kernels: the pass's acc row 0 at pixel 0, and comp[4].
     static constexpr int kFrameAccCh = 40;
-    static constexpr int kFrameComp = 48;
+    // Byte-dot kernels' output rows (dw_ukernel_args::nrows): rows left,
+    // this row's src offset (channel block included) and acc row 0.
+    static constexpr int kFrameRowsLeft = 48;
+    static constexpr int kFrameRowSrc = 56;
+    static constexpr int kFrameRowAcc = 64;
+    static constexpr int kFrameComp = 72;
     // G > 1: the built weight vectors [kw][j], 64 bytes each.
     static constexpr int kFrameW = kFrameComp + 4 * 64;
     static constexpr int kFrame = kFrameW + conv::kDwMaxRowTaps * 4 * 64;

@@ -985,6 +985,95 @@ TEST_CASE("dw ukernel: fused byte-dot kernels equal the fused int32-row kernels"
     MESSAGE(cases << " fused byte-dot cases");
 }
 
+// Byte-dot kernels over several output rows in one call
+// (dw_ukernel_args::nrows, the rows src_row_step / acc_row_step apart)
+// write what one call per row writes, byte for byte, the bytes between
+// rows included: G 1 and 3, S 1 and 2, plain and fused (u8 out), channel
+// counts with and without a remainder pass.
+TEST_CASE("dw ukernel: byte-dot kernels take several output rows per call") {
+    namespace lowp = anvil::lowp;
+    using namespace anvil::conv;
+    const dw_backend *jit = jit_avx512_dw_backend();
+    if (!jit || !(anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_core) ||
+        !jit->supports_byte_dot())
+        return;
+    uint32_t seed = 99;
+    auto rnd = [&] { return seed = seed * 1664525u + 1013904223u; };
+    int cases = 0;
+    for (int G : {1, 3})
+        for (int S : {1, 2})
+            for (int m : {3, 8})
+                for (int64_t channels : {int64_t(32), int64_t(77)})
+                    for (bool fused : {false, true}) {
+                        CAPTURE(G);
+                        CAPTURE(S);
+                        CAPTURE(m);
+                        CAPTURE(channels);
+                        CAPTURE(fused);
+                        const int R = 3, nb = 2, rows = nb * m, nrows = 3, ngroups = G > 1 ? G : 2;
+                        const int64_t ncol = int64_t(S) * (rows - 1) + R, wpad = padded(channels);
+                        // Row q's group g region at (q * ngroups + g) * ncol columns.
+                        const int64_t region = ncol * channels;
+                        std::vector<uint8_t> src(size_t(nrows * ngroups * region));
+                        for (auto &v : src) v = uint8_t(rnd() >> 11);
+                        std::vector<int32_t> wd(size_t(ngroups * R * wpad), 0);
+                        for (int64_t t = 0; t < ngroups * R; ++t)
+                            for (int64_t c = 0; c < channels; ++c)
+                                wd[size_t(t * wpad + c)] = dw_byte_dot_entry(int32_t(int8_t(rnd() >> 19)), c);
+                        std::vector<const uint8_t *> st(size_t(ngroups * R));
+                        std::vector<const void *> wt(st.size());
+                        for (int g = 0; g < ngroups; ++g)
+                            for (int k = 0; k < R; ++k) {
+                                st[size_t(g * R + k)] = src.data() + g * region + k * channels;
+                                wt[size_t(g * R + k)] = wd.data() + (g * R + k) * wpad;
+                            }
+                        const uint8_t epi = fused ? uint8_t(lowp::EPI_U8 | DW_EPI_BIAS) : 0;
+                        dw_ukernel_ref k;
+                        REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), dw_kind::u8, m, true, R, S,
+                                                      dw_byte_dot_mode(G), epi),
+                                         &k) == anvil_success);
+                        const int ob = fused ? 1 : 4;
+                        const int64_t ld = channels + 3, row_bytes = (rows + 1) * ld * ob;
+                        std::vector<float> scales(1, 0.0625f), bias(size_t(channels), 1.5f);
+                        std::vector<uint8_t> one(size_t(nrows * row_bytes + 64), 0x5a), each(one);
+                        dw_ukernel_args a{};
+                        a.ntaps = ngroups * R;
+                        a.w_taps = wt.data();
+                        a.pix_stride = S * channels;
+                        a.channels = channels;
+                        a.m = m;
+                        a.nblocks = nb;
+                        a.zero_point = 17;
+                        a.acc_ld = ld;
+                        a.dst_ld = ld * ob;
+                        a.scales = scales.data();
+                        a.bias = bias.data();
+                        auto set_out = [&](uint8_t *p) {
+                            if (fused)
+                                a.dst = p;
+                            else
+                                a.acc = p;
+                        };
+                        a.src_taps = st.data();
+                        set_out(one.data());
+                        a.nrows = nrows;
+                        a.src_row_step = ngroups * region;
+                        a.acc_row_step = row_bytes;
+                        k.fn(&a);
+                        a.nrows = 1;
+                        for (int q = 0; q < nrows; ++q) {
+                            std::vector<const uint8_t *> sq(st);
+                            for (auto &p : sq) p += q * ngroups * region;
+                            a.src_taps = sq.data();
+                            set_out(each.data() + q * row_bytes);
+                            k.fn(&a);
+                        }
+                        CHECK(one == each);
+                        ++cases;
+                    }
+    MESSAGE(cases << " multi-row cases");
+}
+
 TEST_CASE("dw ukernel: every compiled Highway target, integer data and fractions") {
     const std::vector<anvil::fallback::hwy_dw_target> targets = anvil::fallback::compiled_dw_targets();
     REQUIRE(!targets.empty());

@@ -226,9 +226,11 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     if (fused) set_fused_args(c, c0, &a);
     // One call: pixels of (oh, ow) onwards, m per block, nb blocks, pixel
     // step pix_stride / acc step acc_ld.
+    // nrows > 1 (byte-dot kernels): the same tiles on nrows output rows
+    // from oh (dw_ukernel_args::nrows).
     auto call = [&](dw_ukernel_fn fn, int64_t oh, int64_t ow, int64_t kh_lo, int64_t kh_hi,
                     int64_t kw_lo, int64_t kw_hi, int64_t m, int64_t nb, int64_t pix_stride,
-                    int64_t acc_ld) {
+                    int64_t acc_ld, int64_t nrows) {
         int64_t t = 0;
         const int64_t ih0 = oh * g.SH - g.PT, iw0 = ow * g.SW - g.PL;
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
@@ -242,6 +244,9 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
         a.pix_stride = pix_stride;
         a.acc = acc0 + ((oh - oh0) * g.OW + ow) * ld;
         a.acc_ld = acc_ld;
+        a.nrows = nrows;
+        a.src_row_step = g.SH * g.IW * pix_bytes;
+        a.acc_row_step = fused ? g.OW * g.OC * c.out_bytes : g.OW * ld * 4;
         if (fused) {
             // The same pixel step in dst: acc_ld / ld pixels.
             a.dst = c.dst + (((n * g.OH + oh) * g.OW + ow) * g.OC + c0) * c.out_bytes;
@@ -253,15 +258,23 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     const int64_t nt = len > 0 ? ceil_div(len, kDwMaxM) : 0;
     const int64_t base = nt ? len / nt : 0, extra = nt ? len % nt : 0;
     const dw_ukernel_fn *edge_fns = fused ? c.fused_fn : c.k->fn;
-    for (int64_t oh = oh0; oh < oh1; ++oh) {
-        if (len <= 0) break;
+    // Interior tiles row by row; byte-dot kernels take the rows that share
+    // their kernel rows in one call (their weights prepared once).
+    for (int64_t oh = oh0; oh < oh1 && len > 0;) {
         int64_t kh_lo, kh_hi;
         kh_range(oh, &kh_lo, &kh_hi);
+        int64_t e = oh + 1;
+        for (; c.k->byte_dot && e < oh1; ++e) {
+            int64_t l2, h2;
+            kh_range(e, &l2, &h2);
+            if (l2 != kh_lo || h2 != kh_hi) break;
+        }
         const dw_ukernel_fn *fns = c.interior_fns(kh_hi - kh_lo);
         if (extra > 0)
-            call(fns[base + 1], oh, lo, kh_lo, kh_hi, 0, g.KW, base + 1, extra, g.SW * pix_bytes, ld);
+            call(fns[base + 1], oh, lo, kh_lo, kh_hi, 0, g.KW, base + 1, extra, g.SW * pix_bytes, ld, e - oh);
         call(fns[base], oh, lo + extra * (base + 1), kh_lo, kh_hi, 0, g.KW, base, nt - extra,
-             g.SW * pix_bytes, ld);
+             g.SW * pix_bytes, ld, e - oh);
+        oh = e;
     }
     // Edge columns: runs of rows with the same kernel rows, one call each.
     auto edge = [&](int64_t ow) {
@@ -279,7 +292,7 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
                 if (l2 != kh_lo || h2 != kh_hi) break;
             }
             call(edge_fns[e - oh], oh, ow, kh_lo, kh_hi, kw_lo, kw_hi, e - oh, 1,
-                 g.SH * g.IW * pix_bytes, g.OW * ld);
+                 g.SH * g.IW * pix_bytes, g.OW * ld, 1);
             oh = e;
         }
     };

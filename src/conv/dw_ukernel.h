@@ -80,6 +80,15 @@ struct dw_ukernel_args {
     float dst_zero_point;
     float alpha;  // DW_EPI_LEAKY's slope; DW_EPI_CLIP's low bound
     float beta;   // DW_EPI_CLIP's high bound
+    // Byte-dot kernels only (dw_byte_dot_rows(desc.narrow_int) > 0; the
+    // others ignore these and take one row): the call is repeated for
+    // output rows q in [0, max(nrows, 1)), row q exactly as a call whose
+    // src_taps are advanced by q * src_row_step bytes and whose acc (or
+    // dst) by q * acc_row_step bytes; the weights and the rest are the
+    // same, so a kernel prepares its weights once for all rows.
+    int64_t nrows;
+    int64_t src_row_step;
+    int64_t acc_row_step;
 };
 
 // dw_ukernel_desc::epi: bits 0..2 the output type (0: no epilogue, acc as
