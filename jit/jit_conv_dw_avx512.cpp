@@ -541,7 +541,7 @@ void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
     else if (dot_needs_comp())
         dot_comp(nb);
     // Output rows (nrows, at least one), each nblocks blocks of m pixels.
-    Label row_loop, loop, done, rows_done;
+    Label row_loop, loop, rows_done;
     mov(rax, ptr[rsp + kFrameArgs]);
     mov(rax, ptr[rax + offsetof(dw_ukernel_args, nrows)]);
     mov(r13d, 1);
@@ -562,37 +562,7 @@ void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
     mov(rax, ptr[rsp + kFrameRowAcc]);
     mov(ptr[rsp + kFrameAcc], rax);
     L(loop);
-    for (int r0 = 0; r0 < m_; r0 += mm) {
-        const int rows = std::min(mm, m_ - r0);
-        for (int r = 0; r < rows; ++r)
-            for (int j = 0; j < nb; ++j) {
-                if (dot_needs_comp())
-                    vmovdqu32(acc(r, j), ptr[rsp + kFrameComp + j * kVecBytes]);
-                else
-                    vpxord(acc(r, j), acc(r, j), acc(r, j));
-            }
-        if (g_ > 1) {
-            dot_rows_group(nb, tail, r0, rows);
-        } else {
-            Label taps, no_taps;
-            xor_(reg_t, reg_t);
-            test(reg_ntaps, reg_ntaps);
-            jle(no_taps, T_NEAR);
-            L(taps);
-            dot_group(nb, tail, r0, rows, mm);
-            add(reg_t, rt_);
-            cmp(reg_t, reg_ntaps);
-            jl(taps, T_NEAR);
-            L(no_taps);
-        }
-        mov(reg_acc, ptr[rsp + kFrameAcc]);
-        if (r0 > 0) {
-            imul(rax, reg_ldc, r0);
-            add(reg_acc, rax);
-        }
-        rows_ = rows;
-        store(nb, tail);
-    }
+    for (int r0 = 0; r0 < m_; r0 += mm) dot_sub_block(nb, tail, r0, std::min(mm, m_ - r0), mm);
     rows_ = m_;
     next_block(loop);
     // The next output row.
@@ -604,8 +574,40 @@ void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
     dec(qword[rsp + kFrameRowsLeft]);
     jnz(row_loop, T_NEAR);
     L(rows_done);
-    L(done);
     dot_acc_nb_ = 0;
+}
+
+// Pixels r0 .. r0 + rows - 1 of the block: accumulators from comp (or
+// zero), the taps (G rows at once, or tap group by tap group), the store.
+void jit_conv_dw_avx512::dot_sub_block(int nb, bool tail, int r0, int rows, int mm) {
+    for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < nb; ++j) {
+            if (dot_needs_comp())
+                vmovdqu32(acc(r, j), ptr[rsp + kFrameComp + j * kVecBytes]);
+            else
+                vpxord(acc(r, j), acc(r, j), acc(r, j));
+        }
+    if (g_ > 1) {
+        dot_rows_group(nb, tail, r0, rows);
+    } else {
+        Label taps, no_taps;
+        xor_(reg_t, reg_t);
+        test(reg_ntaps, reg_ntaps);
+        jle(no_taps, T_NEAR);
+        L(taps);
+        dot_group(nb, tail, r0, rows, mm);
+        add(reg_t, rt_);
+        cmp(reg_t, reg_ntaps);
+        jl(taps, T_NEAR);
+        L(no_taps);
+    }
+    mov(reg_acc, ptr[rsp + kFrameAcc]);
+    if (r0 > 0) {
+        imul(rax, reg_ldc, r0);
+        add(reg_acc, rax);
+    }
+    rows_ = rows;
+    store(nb, tail);
 }
 
 // One group of R taps for pixels r0 .. r0 + rows - 1: the weights, then

@@ -9,8 +9,8 @@
 // tap k at column S r + k), which keeps each accumulator's taps in
 // increasing order.
 //
-// narrow_int == DW_INT_BYTE_DOT (row kernels of the int kinds; needs
-// AVX512-VNNI and VBMI): channels go 64 per pass, channel-block outer,
+// Byte-dot kernels (narrow_int a conv::dw_byte_dot_mode; row kernels of
+// the int kinds; need AVX512-VNNI and VBMI), G = 1 first: channels go 64 per pass, channel-block outer,
 // pixel blocks inner.  Each src column's 64 bytes are permuted (vpermb)
 // so that dword lane l holds channels l, 16 + l, 32 + l, 48 + l in its
 // four bytes (s8 sources flipped to u8 by xor 0x80); one vpdpbusd per
@@ -107,6 +107,7 @@ private:
     // last pass's channels.
     void dot_channel_loop();
     void dot_pass(int nb, bool tail);
+    void dot_sub_block(int nb, bool tail, int r0, int rows, int mm);  // mm: dot_rows(nb)
     void dot_comp(int nb);  // frame's comp[j] = -(zp + 128 s8) x sum of the call's weights
     void dot_group(int nb, bool tail, int r0, int rows, int mm);
     void dot_load(const Xbyak::Zmm &dst, const Xbyak::Zmm &idx, const Xbyak::Address &src, int nb, bool tail);

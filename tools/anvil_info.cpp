@@ -156,7 +156,7 @@ void describe_machine() {
                     ci.bf16_dot_half_rate
                         ? "FMA on operands widened to fp32 (vdpbf16ps runs at half the FMA's rate here; same bits)"
                         : "vdpbf16ps");
-    if (ci.detected & cpu::f_avx512_vnni)
+    if (cpu::effective_features(false) & cpu::f_avx512_vnni)  // under the cap, as the kernels are chosen
         std::printf("int8 depthwise: %s\n",
                     !ci.avx512_vbmi ? "kernels on the source widened to int32 (no AVX512-VBMI for byte-dot kernels)"
                     : ci.int8_dw_byte_dot

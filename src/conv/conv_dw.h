@@ -32,9 +32,11 @@ struct conv_dw_kernels {
     // everything).
     int row_taps = 0;
     int row_step = 0;
-    // int kinds where the backend supports_byte_dot(): every kernel is a
-    // byte-dot row kernel (narrow_int == DW_INT_BYTE_DOT; fn: R = S = 1)
-    // and reads the byte-dot weight rows (conv_plan::dw_dot_offset).
+    // int kinds where the backend supports_byte_dot() and
+    // cpu_info::int8_dw_byte_dot (or the test override): every kernel is a
+    // byte-dot row kernel (dw_byte_dot_mode(1), fn with R = S = 1; the
+    // fn_grows ones G rows) and reads the byte-dot weight rows
+    // (conv_plan::dw_dot_offset).
     bool byte_dot = false;
     dw_ukernel_fn fn_row[kDwMaxM + 1] = {};
     // fused: kernels that finish the chain in registers and store dst

@@ -31,9 +31,9 @@ public:
     // supports_fused_epilogue().
     virtual anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const = 0;
     virtual bool supports_fused_epilogue() const { return false; }
-    // Whether get() makes narrow_int == DW_INT_BYTE_DOT row kernels (the
-    // others answer anvil_unsupported: their kernels read plain int32
-    // weight rows).
+    // Whether get() makes byte-dot row kernels (narrow_int a
+    // dw_byte_dot_mode; the others answer anvil_unsupported: their kernels
+    // read plain int32 weight rows).
     virtual bool supports_byte_dot() const { return false; }
 };
 

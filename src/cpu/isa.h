@@ -85,9 +85,9 @@ struct cpu_info {
     // there.
     bool bf16_dot_half_rate = false;
     // AVX512-VBMI (vpermb), not an ISA tier of its own: the int8
-    // depthwise byte-dot kernels permute source bytes with it and are used
+    // depthwise byte-dot kernels permute source bytes with it; they can run
     // where it is present and the cap allows AVX512-VNNI (Ice Lake and
-    // later Xeons, Zen 4 / 5).
+    // later Xeons, Zen 4 / 5) and do by default where int8_dw_byte_dot.
     bool avx512_vbmi = false;
     // Whether the int8 depthwise convolution runs the byte-dot kernels
     // (where the backend supports them: VBMI above, VNNI under the cap)
