@@ -107,6 +107,7 @@ struct call_ctx {
     bool row_tiles_f32;      // fp32, one call per tile height: run_row_tiles_f32
     int64_t acc_rows_f32;    // rows of one panel the accumulator buffer holds
     bool k_segments;         // the kernels reduce over a tile's kernel rows in one call
+    bool patches;            // no view: edge tiles run on patches (run_row_patched)
     int64_t seg_rs;          // bytes between those rows' A (k_segments)
     int64_t units;           // pixel units: output rows, or chunks of tiles
     int64_t unit_pixels;     // most pixels per chunk (contiguous, im2col_all)
@@ -467,6 +468,9 @@ void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64
     }
 }
 
+// A patch row's bytes (run_row_patched): whole cache lines.
+inline int64_t patch_row_bytes(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
 // Copies len bytes in 32-byte pieces: may write up to 31 bytes past
 // dst + len and read as far past src + len (the im2col rows and the view
 // keep that much slack), in exchange for no per-length branching.
@@ -508,6 +512,81 @@ void gather_view(const call_ctx &c, int64_t q0, int64_t m, int64_t grp, uint8_t 
                 copy_pieces(o + kw * icpb, s + kw * (g.DW + 1) * pix, icpb);
         }
     }
+}
+
+// One output row of a padded fp32 convolution without the view
+// (call_ctx::patches).  The row's near-equal tiles that reach into the
+// left or right padding -- or all of them, when the row's kernel rows
+// all lie in the padding -- run on a patch: their KH source rows with the
+// padding materialised as zeros (patch_row_bytes apart); the others read
+// the source in place.  Every output element sums the same products in
+// the same order as from the view, so the bits are the view's.  Why: with
+// few multiply-adds per source element (MobileNet's and ResNet's stems,
+// 3 channels) the view's pass over the whole source cost a fifth of the
+// layer; a patch is a few KiB that stays in L1.
+void run_row_patched(const call_ctx &c, int64_t n, int64_t oh, int64_t p0, int64_t p1,
+                     uint8_t *acc_buf, uint8_t *patch) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t dh = g.DH + 1, dw = g.DW + 1;
+    const int64_t pix = p.Cv * p.eb;
+    const int64_t q_row = (n * g.OH + oh) * g.OW;
+    int64_t s_first, s_last;  // one call per kernel row: s is kh
+    call_range(c, oh, &s_first, &s_last);
+    const int64_t hv0 = oh * g.SH;  // view row of kh = 0
+    const bool rows_in = hv0 + s_first * dh >= g.PT && hv0 + s_last * dh < g.PT + g.IH;
+    // Pixels [ow_lo, ow_hi) read no padding column.
+    const int64_t ow_lo = ceil_div(g.PL, g.SW);
+    const int64_t last_col = g.IW - 1 + g.PL - (g.KW - 1) * dw;  // view column of kw = 0
+    const int64_t ow_hi = last_col < 0 ? 0 : std::min(g.OW, last_col / g.SW + 1);
+    // [left_end, right_begin): the tiles wholly inside, as whole tiles of
+    // the row's near-equal tiling (the edge runs keep their tile shapes).
+    int64_t left_end = g.OW, right_begin = g.OW;
+    if (rows_in && ow_lo < ow_hi) {
+        const int64_t tiles = ceil_div(g.OW, c.k->mr);
+        const int64_t base = g.OW / tiles, extra = g.OW % tiles;
+        bool right_found = false;
+        left_end = 0;
+        for (int64_t t = 0, s = 0; t < tiles; ++t) {
+            const int64_t e = s + base + (t < extra ? 1 : 0);
+            if (s < ow_lo) left_end = e;
+            if (e > ow_hi && !right_found) right_begin = s, right_found = true;
+            s = e;
+        }
+        if (right_begin <= left_end) left_end = right_begin = g.OW;
+    }
+    auto patched = [&](int64_t o0, int64_t o1) {
+        const int64_t pw = (o1 - o0 - 1) * g.SW + (g.KW - 1) * dw + 1;  // view columns read
+        const int64_t prs = patch_row_bytes(pw * pix);
+        const int64_t iw0 = o0 * g.SW - g.PL;  // source column of patch column 0
+        const int64_t lo = std::clamp<int64_t>(-iw0, 0, pw);
+        const int64_t hi = std::clamp<int64_t>(g.IW - iw0, lo, pw);
+        const uint8_t *src = c.src;
+        for (int64_t kh = s_first; kh <= s_last; ++kh) {
+            uint8_t *row = patch + kh * prs;
+            const int64_t ih = hv0 + kh * dh - g.PT;
+            if (ih < 0 || ih >= g.IH) {
+                std::memset(row, 0, size_t(pw * pix));
+                continue;
+            }
+            std::memset(row, 0, size_t(lo * pix));
+            std::memcpy(row + lo * pix, src + ((n * g.IH + ih) * g.IW + iw0 + lo) * pix,
+                        size_t((hi - lo) * pix));
+            std::memset(row + hi * pix, 0, size_t((pw - hi) * pix));
+        }
+        call_ctx pc = c;
+        pc.seg_rs = prs;
+        run_row_tiles_f32(pc, patch + s_first * prs, g.SW * pix, q_row + o0, o1 - o0, 0, p0, p1,
+                          s_first, s_last, acc_buf, c.acc_rows_f32);
+    };
+    if (left_end > 0) patched(0, left_end);
+    if (right_begin > left_end) {
+        const uint8_t *a0 =
+            c.src + ((n * g.IH + hv0 + s_first * dh - g.PT) * g.IW + left_end * g.SW - g.PL) * pix;
+        run_row_tiles_f32(c, a0, g.SW * pix, q_row + left_end, right_begin - left_end, 0, p0, p1,
+                          s_first, s_last, acc_buf, c.acc_rows_f32);
+    }
+    if (right_begin < g.OW) patched(right_begin, g.OW);
 }
 
 // Splits [0, len) into near-equal tiles of at most mr and calls f(start, m).
@@ -573,6 +652,10 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
         return;
     }
     const int64_t n = unit / g.OH, oh = unit % g.OH;
+    if (c.patches) {  // (im2col: the worker's patch buffer)
+        run_row_patched(c, n, oh, p0, p1, acc_buf, im2col);
+        return;
+    }
     const int64_t q_row = unit * g.OW;
     // Every tap is in bounds: a padded convolution reads a view (padding
     // materialised), an unpadded one never leaves the source.
@@ -787,10 +870,18 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     const int64_t items = c.units * c.blocks_per_group * g.G;
     const int64_t nw = std::min<int64_t>(items, nthreads);
     const int64_t acc_bytes = int64_t(kConvMaxMR) * kConvNR * kMaxPanelsPerBlock * 4;
-    const int64_t slot_bytes = acc_bytes + (p.im2col_all ? k.mr * c.row_bytes_im2col : 0);
+    // Edge patches instead of the view (conv_plan::edge_patchable) when
+    // each view row would serve one item's tiles anyway: one oc block of
+    // one group (else every block would rebuild its rows' patches).
+    c.patches = p.edge_patchable && c.blocks_per_group == 1 && g.G == 1 && k.k_segments &&
+                (p.fold_kw || g.KW == 1);
+    const int64_t aux_bytes = p.im2col_all ? k.mr * c.row_bytes_im2col
+                              : c.patches  ? g.KH * patch_row_bytes(p.Wp * p.Cv * p.eb) + 64
+                                           : 0;
+    const int64_t slot_bytes = acc_bytes + aux_bytes;
     // Scratch first: nothing is written to dst unless all of it is there.
     uint8_t *view = nullptr;
-    if (p.copy_view) {
+    if (p.copy_view && !c.patches) {
         view = static_cast<uint8_t *>(
             lowp::scratch_bpack().get(g.N * p.Hp * p.Wp * p.Cv * p.eb + 64));
         if (!view) return anvil_out_of_memory;
@@ -848,7 +939,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     // A tile's calls are its kernel rows (fold_kw, or KW = 1), a source row
     // apart: kernels with K segments reduce over them in one call.
     c.k_segments = k.k_segments && !p.im2col_all && (p.fold_kw || g.KW == 1);
-    c.seg_rs = (g.DH + 1) * p.Wp * p.Cv * p.eb;
+    c.seg_rs = (g.DH + 1) * (c.patches ? g.IW : p.Wp) * p.Cv * p.eb;
     // With one call per tile, fused kernels walk many tiles per call: a
     // contiguous 1x1 convolution's unit, or an output row.
     c.row_tiles = c.fused != nullptr && !p.im2col_all && p.path == conv_path::gemm_lp &&

@@ -67,6 +67,7 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     // less than gathering the edge pixels (a quarter of a 14 x 14 map) one
     // by one, and every tile then reads its taps in place.
     const bool padded = g.PT || g.PL || g.PB || g.PR;
+    p->edge_patchable = f32 && padded && one_call && !p->im2col_all && p->ICgp == g.ICg;
     p->copy_view = p->im2col_all || padded || p->widen_a ||
                    (!f32 && (p->src == src_elem::s8 || g.ICg % p->gk != 0));
     p->Cv = p->copy_view ? g.G * p->ICgp : g.IC;

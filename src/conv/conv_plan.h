@@ -58,6 +58,13 @@ struct conv_plan {
     // Source view (see above): when copy_view, the kernels read a padded
     // copy N x Hp x Wp x Cv; otherwise the source itself (Hp = IH, ...).
     bool copy_view = false;
+    // fp32 with K-segment kernels over a padded source (conv_gemm.cpp,
+    // run_row_patched): the view's padding may instead be materialised
+    // only for the tiles of an output row that reach into it, each in a
+    // small patch of its KH source rows, while the other tiles read the
+    // source in place.  Whether a call does so is decided per call (it
+    // pays when each view row would be built once anyway).
+    bool edge_patchable = false;
     int64_t Hp = 0, Wp = 0, Cv = 0;
     int64_t ICgp = 0;         // channels per group in the view (multiple of gk)
     bool fold_kw = false;     // one call per kernel row (K = KW * ICgp)
