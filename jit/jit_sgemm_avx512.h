@@ -92,6 +92,8 @@ private:
     const Xbyak::Reg64 reg_a15 = r14;    // row_major whole-GEMM tiles: rows 15..19 base
     const Xbyak::Reg64 reg_seg_a = r15;  // A of the current segment (callee-saved)
     static constexpr int kPrefetchRows = 8;
+    // Calls whose K loop is this short skip the C touch (load_args).
+    static constexpr int kMaxKWithoutCTouch = 64;
     // The row-tile frame (tile_loop): the tile's A and C, tiles left.
     static constexpr int kTileA = 0, kTileC = 8, kTileBin = 16, kTilesLeft = 24, kTileFrame = 32;
     // The fused epilogue's registers, free after the K loop: pointers in

@@ -133,7 +133,18 @@ int main(int argc, char **argv) {
     doctest::Context context;
     context.applyCommandLine(argc, argv);
     keep_only_isa_cases_if_clamped(context);
+    const bool jit_at_start = anvil_jit_enabled() == 1;
     int result = context.run();
+    // A kernel that fails to generate (say, a jump the generator emitted
+    // too short for its code) switches the JIT off under the default
+    // fallback policy, and every later result, computed by the Highway
+    // kernels, is still right: only this catches it.  (The JIT-failure
+    // cases provoke failures in child processes, which skip the check.)
+    if (jit_at_start && anvil_jit_enabled() != 1 && !std::getenv("ANVIL_JIT_FAILURE_CHILD")) {
+        std::printf("anvil_tests: the JIT switched itself off during the run: a kernel failed to "
+                    "generate (ANVIL_VERBOSE=1 names it)\n");
+        if (result == 0) result = 1;
+    }
 #if ANVIL_TESTS_HAVE_AMX
     if (amx) {
         // Failures inside the driver's kernel calls (emulated) are recorded,
