@@ -675,7 +675,8 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
     }
     const int64_t q_row = unit * g.OW;
     // Every tap is in bounds: a padded convolution reads a view (padding
-    // materialised), an unpadded one never leaves the source.
+    // materialised; with patches it went above), an unpadded one never
+    // leaves the source.
     const int64_t hv = oh * g.SH;  // view / source row of tap kh = 0
     const int64_t a_rs = g.SW * pix_bytes;
     const uint8_t *row_a = c.src + ((n * p.Hp + hv) * p.Wp) * pix_bytes + grp_off;

@@ -65,7 +65,8 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     p->im2col_all = k_per_call < (f32 ? kMinInPlaceKF32 : kMinInPlaceK) && calls_per_tile > 1 && !one_call;
     // Spatial padding is materialised too: one pass over the source costs
     // less than gathering the edge pixels (a quarter of a 14 x 14 map) one
-    // by one, and every tile then reads its taps in place.
+    // by one, and every tile then reads its taps in place.  (fp32 calls
+    // with K-segment kernels may skip the view: edge_patchable.)
     const bool padded = g.PT || g.PL || g.PB || g.PR;
     p->edge_patchable = f32 && padded && one_call && !p->im2col_all && p->ICgp == g.ICg;
     p->copy_view = p->im2col_all || padded || p->widen_a ||
