@@ -93,7 +93,14 @@ struct shape {
     }
 };
 
-// ---------------------------------------------------------------- typed buffers, bounds
+// bf16 B of `s` as fp32 columns (column j at j * K), for references whose K
+// loop should read memory in order (ref::sgemm_double says why).
+inline std::vector<float> b_columns_f32(const shape &s, const uint16_t *B) {
+    std::vector<float> cols(size_t(s.N * s.K));
+    for (int64_t j = 0; j < s.N; ++j)
+        for (int64_t k = 0; k < s.K; ++k) cols[size_t(j * s.K + k)] = bf16_to_f32(B[s.b_at(k, j)]);
+    return cols;
+}
 
 inline int elem_bytes(anvil_data_type_t t) {
     return t == anvil_dt_f32 || t == anvil_dt_s32 ? 4 : t == anvil_dt_bf16 ? 2 : 1;

@@ -1,6 +1,7 @@
 #include "ref/ref_ukernel.h"
 
 #include <cmath>
+#include <vector>
 
 namespace anvil::ref {
 
@@ -22,14 +23,22 @@ void sgemm_double(char transa, char transb, int64_t M, int64_t N, int64_t K, flo
                   float *C, int64_t ldc) {
     const bool ta = transa == 'T' || transa == 't';
     const bool tb = transb == 'T' || transb == 't';
+    // The K loop reads both operands from contiguous copies (B by column,
+    // A by row): walking down a column of B in place touches a new cache
+    // line every step (and a new page once a row of B spans 4 KiB).  With
+    // the copies the heaviest reference-bound tests run ~1.5x faster
+    // natively (measured).  Copies are exact and the summation order (k
+    // ascending, in double) is unchanged.
+    std::vector<float> b_cols(size_t(N) * size_t(K)), a_row(static_cast<size_t>(K));
+    for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j)
+            b_cols[size_t(j * K + k)] = tb ? B[j * ldb + k] : B[k * ldb + j];
     for (int64_t i = 0; i < M; ++i) {
+        for (int64_t k = 0; k < K; ++k) a_row[size_t(k)] = ta ? A[k * lda + i] : A[i * lda + k];
         for (int64_t j = 0; j < N; ++j) {
+            const float *b = b_cols.data() + j * K;
             double acc = 0.0;
-            for (int64_t k = 0; k < K; ++k) {
-                const double a = ta ? A[k * lda + i] : A[i * lda + k];
-                const double b = tb ? B[j * ldb + k] : B[k * ldb + j];
-                acc += a * b;
-            }
+            for (int64_t k = 0; k < K; ++k) acc += double(a_row[size_t(k)]) * double(b[k]);
             double r = double(alpha) * acc;
             if (beta != 0.0f) r += double(beta) * double(C[i * ldc + j]);
             C[i * ldc + j] = float(r);
