@@ -574,6 +574,9 @@ TEST_CASE("lowp bf16: B transposed and read in place gives the bits of B not tra
         for (const auto &nk : nks) {
             const int64_t N = nk.first, K = nk.second;
             if (K == big_k && M > 1) continue;
+            // Under emulation (no JIT tier there) the small shapes already
+            // take the dot kernels: the B larger than L3 is left out.
+            if (K == big_k && tu::emulated()) continue;
             if (K == big_k && anvil::cpu::effective_tier(false) >= anvil_isa_avx512_core_bf16) {
                 char text[2048];
                 size_t needed = 0;
