@@ -428,6 +428,7 @@ void jit_lp_avx512::finish_pre(const Zmm &v, int j) {
             vpsubd(v, v, z_t1);
         }
         if (d_.epi_out == lowp::EPI_S32) return;  // stored as int32: nothing else applies
+        if (int_narrow_store()) return;           // narrowed as int32 by store_converted
         vcvtdq2ps(v, v);  // exact int32 -> float, rounded to nearest even
     }
     if (f & lowp::EPI_SCALE_N) {
@@ -488,13 +489,36 @@ int jit_lp_avx512::dst_elem_bytes() const {
     }
 }
 
+// Without scales, bias, binary or eltwise ops (relu aside) and a zero point
+// the float detour of the u8 / s8 store (convert, clamp, round, narrow) is
+// the identity on integers up to the saturation, so the int32 is narrowed
+// directly: the same bits in two instructions instead of four (a 1x1
+// convolution over 32 channels into 16, whose time is mostly this
+// epilogue: 0.87x -> 0.97x oneDNN on an Intel Xeon VM).
+bool jit_lp_avx512::int_narrow_store() const {
+    return is_int() && (d_.epi_out == lowp::EPI_U8 || d_.epi_out == lowp::EPI_S8) &&
+           (d_.epi_flags & ~(lowp::EPI_COMP | lowp::EPI_RELU)) == 0 && d_.epi_ops == 0;
+}
+
 void jit_lp_avx512::store_converted(const Zmm &v, int j) {
+    const Opmask km = j == 0 ? k1 : k2;
     if (d_.epi_out == lowp::EPI_S32) {
-        vmovdqu32(ptr[rax + j * kVecBytes] | (j == 0 ? k1 : k2), v);
+        vmovdqu32(ptr[rax + j * kVecBytes] | km, v);
+        return;
+    }
+    if (int_narrow_store()) {
+        // u8: negatives to 0 first (vpmovusdb reads the int32 as unsigned);
+        // relu is the same max.  s8: the signed saturation is the clamp.
+        const Address zero = ptr_b[rip + consts_ + 20];  // int32 0 (the 0.0f bits)
+        if (d_.epi_out == lowp::EPI_U8 || (d_.epi_flags & lowp::EPI_RELU)) vpmaxsd(v, v, zero);
+        if (d_.epi_out == lowp::EPI_U8)
+            vpmovusdb(ptr[rax + j * 16] | km, v);
+        else
+            vpmovsdb(ptr[rax + j * 16] | km, v);
         return;
     }
     const int ob = dst_elem_bytes();
-    emit_store_converted(*this, d_.epi_out, ptr[rax + j * 16 * ob] | (j == 0 ? k1 : k2), v, consts_,
+    emit_store_converted(*this, d_.epi_out, ptr[rax + j * 16 * ob] | km, v, consts_,
                          z_t1, z_t2, z_t3, k_tmp);
 }
 

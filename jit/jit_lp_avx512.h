@@ -42,6 +42,9 @@ private:
     bool comp_hoisted() const;
     void k_group_widened(int u);
     bool is_int() const { return d_.kind == lowp::lp_kind::u8s8; }
+    // u8 / s8 output of an int8 kernel whose chain after the compensation is
+    // at most relu: saturated from int32 directly (store_converted).
+    bool int_narrow_store() const;
     bool is_clip() const { return (d_.epi_ops & lowp::EPI_ELT_MASK) == lowp::EPI_ELT_CLIP; }
     void load_vec(const Xbyak::Zmm &z, const Xbyak::Address &src);
     void store_vec(const Xbyak::Address &dst, const Xbyak::Zmm &z);

@@ -371,6 +371,87 @@ int check_unscreened(const lp_backend &be, int m, int nv, int op, tu::rng &r) {
     return bad;
 }
 
+// u8 / s8 output of an int8 tile with no float step in the chain (the
+// compensation and relu at most): the kernels narrow the int32 directly
+// instead of going through float.  The accumulators the kernel adds to
+// span the int32 range (the saturation bounds and one past them, 2^24 and
+// its neighbours, where float conversion rounds, and the extremes), and
+// must give the portable chain's bytes.
+int check_int_narrow(const lp_backend &be, out_type out, bool comp, bool relu, int m, int n,
+                     tu::rng &r) {
+    lowp::chain_spec spec;
+    spec.kind = lp_kind::u8s8;
+    spec.out = out;
+    spec.ao = comp ? 3 : 0;
+    spec.K = 8;
+    post_op relu_op;
+    relu_op.eltwise = lowp::eltwise_alg::relu;
+    if (relu) spec.ops.push_back(relu_op);
+    lowp::fused_chain fc;
+    REQUIRE(lowp::fuse_chain(spec, &fc));
+    const int nv = n > 16 ? 2 : 1;
+    lowp::lp_ukernel_ref plain, fused;
+    REQUIRE(be.get(lowp::make_lp_desc(uint8_t(be.tier()), lp_kind::u8s8, m, nv, true), &plain) ==
+            anvil_success);
+    REQUIRE(be.get(lowp::make_lp_epi_desc(uint8_t(be.tier()), lp_kind::u8s8, m, nv, true, fc.out,
+                                          fc.flags, fc.ops),
+                   &fused) == anvil_success);
+    const int kg = 2;
+    const int64_t a_rs = kg * 4;
+    std::vector<uint8_t> a(size_t(m * a_rs)), b(size_t(kg * kNR * 4));
+    for (auto &x : a) x = uint8_t(r.ival(0, 255));
+    for (auto &x : b) x = uint8_t(int8_t(r.ival(-128, 127)));
+    static const int64_t kEdges[] = {0,          1,          -1,        127,        128,
+                                     -128,       -129,       255,       256,        -255,
+                                     1 << 24,    (1 << 24) + 1, -(1 << 24) - 3, 2000000000,
+                                     -2000000000, 300000,    -300000};
+    std::vector<float> acc(size_t(m * kNR));
+    for (size_t i = 0; i < acc.size(); ++i) {
+        const int64_t e = kEdges[(i + size_t(r.ival(0, 16))) % 17];
+        const int32_t v = int32_t(e + (r.ival(0, 3) == 0 ? r.ival(-3, 3) : 0) / 2);
+        std::memcpy(&acc[i], &v, 4);
+    }
+    std::vector<int32_t> colsum(kNR);
+    for (auto &x : colsum) x = int32_t(r.ival(-50000, 50000));
+    std::vector<float> acc_fused = acc;
+    const int64_t ld = kNR + 5;
+    std::vector<uint8_t> want(size_t(m * ld), kSentinel), got(want);
+    lowp::lp_ukernel_args pa = lt::tile_args(a.data(), a_rs, b.data(), acc.data(), kg, m, n, true);
+    plain.fn(&pa);
+    lowp::pp_block blk;
+    blk.acc = acc.data();
+    blk.acc_ld = kNR;
+    blk.acc_int = true;
+    blk.m = m;
+    blk.n = n;
+    blk.colsum = colsum.data();
+    blk.col_factor = uint32_t(spec.ao);
+    blk.ops = spec.ops.data();
+    blk.nops = int(spec.ops.size());
+    const void *srcs[1] = {nullptr};
+    blk.srcs = srcs;
+    blk.out = out;
+    blk.dst = want.data();
+    blk.ldc_bytes = ld;
+    lowp::pp_block_apply(blk);
+    lowp::lp_ukernel_args fa = pa;
+    fa.acc = acc_fused.data();
+    fa.dst = got.data();
+    fa.dst_ld = ld;
+    fa.colsum = colsum.data();
+    fa.col_factor = spec.ao;
+    fa.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
+    fa.store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
+    fused.fn(&fa);
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); ++i) bad += want[i] != got[i];
+    if (bad)
+        FAIL_CHECK((out == out_type::u8 ? "u8" : "s8") << " comp=" << comp << " relu=" << relu
+                                                         << " m=" << m << " n=" << n << ": " << bad
+                                                         << " bytes differ");
+    return bad;
+}
+
 }  // namespace
 
 TEST_SUITE("once") {
@@ -413,6 +494,24 @@ TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit 
             }
     }
     MESSAGE("fused chains checked: " << checked);
+}
+
+TEST_CASE("lp fused kernels: int8 to u8 / s8 without a float step narrows the int32 exactly") {
+    const lp_backend *be = lowp::jit_avx512_lp_backend();
+    if (!be || !be->supports(lp_kind::u8s8)) {
+        MESSAGE("no AVX-512 int8 kernels here: nothing to check");
+        return;
+    }
+    tu::rng r(20261207);
+    int checked = 0;
+    for (out_type out : {out_type::u8, out_type::s8})
+        for (int flags = 0; flags < 4; ++flags)
+            for (int m : {1, 5, 12})
+                for (int n : {7, 16, 23, 32}) {
+                    check_int_narrow(*be, out, (flags & 1) != 0, (flags & 2) != 0, m, n, r);
+                    ++checked;
+                }
+    MESSAGE("tiles checked: " << checked);
 }
 
 TEST_CASE("lp fused kernels: bf16 output without a step that makes denormals (none, relu, clip)") {
