@@ -408,7 +408,8 @@ int check_int_narrow(const lp_backend &be, out_type out, bool comp, bool relu, i
     std::vector<float> acc(size_t(m * kNR));
     for (size_t i = 0; i < acc.size(); ++i) {
         const int64_t e = kEdges[(i + size_t(r.ival(0, 16))) % 17];
-        const int32_t v = int32_t(e + (r.ival(0, 3) == 0 ? r.ival(-3, 3) : 0) / 2);
+        const int64_t jitter = r.ival(0, 3) == 0 ? r.ival(-1, 1) : 0;  // the edges' neighbours
+        const int32_t v = int32_t(e + jitter);
         std::memcpy(&acc[i], &v, 4);
     }
     std::vector<int32_t> colsum(kNR);
