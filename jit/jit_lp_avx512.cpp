@@ -90,8 +90,16 @@ void jit_lp_avx512::k_group(int u) {
     // operand: on Zen 5 the embedded-broadcast form loses 8-19% (measured:
     // a 12x32 bf16 tile in L1 went from 338 to 391 GFLOP/s).  For vpdpbusd it is
     // required anyway: the first source is the unsigned one, so A (u8) must
-    // be a register and B (s8) the second source.
+    // be a register and B (s8) the second source.  bf16 with one vector per
+    // row takes the embedded form (one A load per product either way; on
+    // Zen 4 a register broadcast costs a vector-pipe slot: see
+    // jit_sgemm_avx512::k_step).  vdpbf16ps is symmetric in its sources: the
+    // same products, summed in the same order.
     for (int i = 0; i < rows_; ++i) {
+        if (!is_int() && d_.nv == 1) {
+            vdpbf16ps(acc(i, 0), b_vec(0), ptr_b[a_at(i, u)]);
+            continue;
+        }
         vpbroadcastd(bcast(i), dword[a_at(i, u)]);
         for (int j = 0; j < d_.nv; ++j) {
             if (is_int())
@@ -253,6 +261,32 @@ void jit_lp_avx512::store_fused() {
         vbroadcastss(z_zero, dword[reg_args + offsetof(lp_ukernel_args, alpha)]);
         vbroadcastss(z_alpha, dword[reg_args + offsetof(lp_ukernel_args, beta)]);
     }
+    // A tile whose columns are all there (the store masks all ones, as in
+    // every tile but a panel's last) is stored without masks: on Zen 4 a
+    // masked 512-bit store whose line is not in L1 cost several times an
+    // unmasked one (a 1x1 convolution over 16 channels into 96, bf16:
+    // 0.86x -> 0.99x oneDNN; in L1 the two cost the same).  Without a
+    // transcendental op only: with one, the store is a small part of the
+    // epilogue and the copy would double a long stretch of code.
+    if (elt_op()) {
+        store_fused_rows();
+        return;
+    }
+    Label masked, done;
+    kortestw(d_.nv > 1 ? k2 : k1, d_.nv > 1 ? k2 : k1);  // CF: all ones (k2 full implies k1 full)
+    jnc(masked, T_NEAR);
+    full_cols_ = true;
+    store_fused_rows();
+    full_cols_ = false;
+    jmp(done, T_NEAR);
+    L(masked);
+    store_fused_rows();
+    L(done);
+}
+
+// The fused epilogue's rows, after store_fused's setup (rax = the first
+// row's dst, r10 = dst_ld, the masks in k1 / k2).
+void jit_lp_avx512::store_fused_rows() {
     if (fast_bf16_store()) {
         store_rows_bf16_fast();
         return;
@@ -351,10 +385,16 @@ void jit_lp_avx512::store_rows_bf16_fast() {
         for (int j = 0; j < d_.nv; ++j) finish_vec(acc(i, j), j);
         if (d_.nv > 1) {
             vcvtne2ps2bf16(packed, acc(i, 1), acc(i, 0));  // words 0..15 from acc(i, 0)
-            vmovdqu16(ptr[rax] | k_row, packed);
+            if (full_cols_)
+                vmovdqu16(ptr[rax], packed);
+            else
+                vmovdqu16(ptr[rax] | k_row, packed);
         } else {
             vcvtneps2bf16(Ymm(packed.getIdx()), acc(i, 0));
-            vmovdqu16(ptr[rax] | k1, Ymm(packed.getIdx()));
+            if (full_cols_)
+                vmovdqu16(ptr[rax], Ymm(packed.getIdx()));
+            else
+                vmovdqu16(ptr[rax] | k1, Ymm(packed.getIdx()));
         }
         if (screen_rows) {
             for (int j = 0; j < d_.nv; ++j) {
@@ -500,10 +540,16 @@ bool jit_lp_avx512::int_narrow_store() const {
            (d_.epi_flags & ~(lowp::EPI_COMP | lowp::EPI_RELU)) == 0 && d_.epi_ops == 0;
 }
 
-void jit_lp_avx512::store_converted(const Zmm &v, int j) {
+// dst + offset, under vector j's store mask unless the tile's columns are
+// all there (full_cols_).
+Address jit_lp_avx512::dst_at(int offset, int j) const {
     const Opmask km = j == 0 ? k1 : k2;
+    return full_cols_ ? ptr[rax + offset] : ptr[rax + offset] | km;
+}
+
+void jit_lp_avx512::store_converted(const Zmm &v, int j) {
     if (d_.epi_out == lowp::EPI_S32) {
-        vmovdqu32(ptr[rax + j * kVecBytes] | km, v);
+        vmovdqu32(dst_at(j * kVecBytes, j), v);
         return;
     }
     if (int_narrow_store()) {
@@ -512,14 +558,14 @@ void jit_lp_avx512::store_converted(const Zmm &v, int j) {
         const Address zero = ptr_b[rip + consts_ + 20];  // int32 0 (the 0.0f bits)
         if (d_.epi_out == lowp::EPI_U8 || (d_.epi_flags & lowp::EPI_RELU)) vpmaxsd(v, v, zero);
         if (d_.epi_out == lowp::EPI_U8)
-            vpmovusdb(ptr[rax + j * 16] | km, v);
+            vpmovusdb(dst_at(j * 16, j), v);
         else
-            vpmovsdb(ptr[rax + j * 16] | km, v);
+            vpmovsdb(dst_at(j * 16, j), v);
         return;
     }
     const int ob = dst_elem_bytes();
-    emit_store_converted(*this, d_.epi_out, ptr[rax + j * 16 * ob] | km, v, consts_,
-                         z_t1, z_t2, z_t3, k_tmp);
+    emit_store_converted(*this, d_.epi_out, dst_at(j * 16 * ob, j), v, consts_, z_t1, z_t2, z_t3,
+                         k_tmp);
 }
 
 }  // namespace anvil::jit

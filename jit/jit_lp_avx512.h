@@ -55,6 +55,9 @@ private:
     void prefetch_epilogue() override;
     // The fused epilogue (desc.epi_out != 0): finish and store each row.
     void store_fused();
+    void store_fused_rows();  // its rows, masked or (full_cols_) not
+    Xbyak::Address dst_at(int offset, int j) const;
+    bool full_cols_ = false;  // emitting the store of a tile with every column
     void load_dst_row0();  // rax = dst of the chunk's first row
     void to_chunk_row(const Xbyak::Reg64 &p, const Xbyak::Reg64 &ld, const Xbyak::Reg64 &tmp);
     bool fast_bf16_store() const;

@@ -101,7 +101,8 @@ Address jit_smm_avx512::b_addr(int k, int j) const {
 }
 
 // One k: the B row's vectors, then each row's broadcast A(i, k) FMA'd into
-// the row's accumulators (register broadcast, as the whole-GEMM kernels).
+// the row's accumulators (register broadcast, or the embedded {1to16} form
+// for one vector per row, as the whole-GEMM kernels: jit_sgemm_avx512::k_step).
 void jit_smm_avx512::k_step(int k) {
     for (int j = 0; j < nv_; ++j) {
         if (tail_vec(j))
@@ -110,6 +111,10 @@ void jit_smm_avx512::k_step(int k) {
             vmovups(b_vec(j), b_addr(k, j));
     }
     for (int i = 0; i < m_; ++i) {
+        if (nv_ == 1) {
+            vfmadd231ps(acc(i, 0), b_vec(0), ptr_b[a_addr(i, k).getRegExp()]);
+            continue;
+        }
         vbroadcastss(bcast(i), a_addr(i, k));
         for (int j = 0; j < nv_; ++j) vfmadd231ps(acc(i, j), b_vec(j), bcast(i));
     }
