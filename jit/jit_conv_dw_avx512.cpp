@@ -74,6 +74,16 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     if (epi_out_) {
         emit_store_constants(*this, consts_);  // after the return
     }
+    if (d_.kind == dw_kind::bf16 && rt_ > 0) {
+        if (!epi_out_) ud2();  // the end of the code, as emit_store_constants marks it
+        align(64);
+        L(split_consts_);
+        for (int l = 0; l < kLanes; ++l) dd(2 * l);      // kSplitEven: w[2 l] from (w[0..15], w[16..31])
+        for (int l = 0; l < kLanes; ++l) dd(2 * l + 1);  // kSplitOdd
+        for (int l = 0; l < kLanes; ++l) dd((l & 1 ? kLanes : 0) + l / 2);      // kSplitLo
+        for (int l = 0; l < kLanes; ++l) dd((l & 1 ? kLanes : 0) + 8 + l / 2);  // kSplitHi
+        for (int l = 0; l < kLanes; ++l) dd(0xffff0000u);                        // kSplitMask
+    }
     if (dot_) {
         if (!epi_out_) ud2();  // the end of the code, as emit_store_constants marks it
         // vpermb indices: byte 4 l + b of the permuted column is source
@@ -223,8 +233,26 @@ void jit_conv_dw_avx512::tail_mask() {
 
 void jit_conv_dw_avx512::block(int nb, bool tail) {
     zero_acc(nb);
+    const bool split = split_pair(nb, tail);
+    if (split) vmovdqu32(split_mask(), ptr[rip + split_consts_ + kSplitMask * kVecBytes]);
     tap_loop(nb, tail);
+    if (split) interleave_pair();
     store(nb, tail);
+}
+
+// Accumulators of a split pair pass (even channels in acc(r, 0), odd ones
+// in acc(r, 1)) back to channel order: two permutes per pixel.  The
+// weights' registers are dead here.
+void jit_conv_dw_avx512::interleave_pair() {
+    vmovdqu32(split_idx(0), ptr[rip + split_consts_ + kSplitLo * kVecBytes]);
+    vmovdqu32(split_idx(1), ptr[rip + split_consts_ + kSplitHi * kVecBytes]);
+    const Zmm hi(16);
+    for (int r = 0; r < m_; ++r) {
+        vmovaps(hi, acc(r, 0));
+        vpermt2ps(hi, split_idx(1), acc(r, 1));         // channels 16..31
+        vpermt2ps(acc(r, 0), split_idx(0), acc(r, 1));  // channels 0..15
+        vmovaps(acc(r, 1), hi);
+    }
 }
 
 void jit_conv_dw_avx512::zero_acc(int nb) {
@@ -300,9 +328,22 @@ RegExp jit_conv_dw_avx512::src_row_at(int s) const {
 }
 
 void jit_conv_dw_avx512::tap_group(int nb, bool tail) {
+    const bool split = split_pair(nb, tail);
+    if (split) {
+        vmovdqu32(split_idx(0), ptr[rip + split_consts_ + kSplitEven * kVecBytes]);
+        vmovdqu32(split_idx(1), ptr[rip + split_consts_ + kSplitOdd * kVecBytes]);
+    }
     // Weights of the group's R taps (rows padded to 16 entries).
     for (int k = 0; k < rt_; ++k) {
         mov(reg_w, ptr[reg_w_taps + reg_t * 8 + k * 8]);
+        if (split) {  // the pair's 32 weights as even and odd channels
+            const RegExp w = reg_w + reg_coff * (4 / elem_);
+            vmovups(wr(k, 0), ptr[w]);
+            vmovaps(wr(k, 1), split_idx(1));
+            vpermi2ps(wr(k, 1), wr(k, 0), ptr[w + kVecBytes]);
+            vpermt2ps(wr(k, 0), split_idx(0), ptr[w + kVecBytes]);
+            continue;
+        }
         for (int j = 0; j < nb; ++j) {
             const Address w = ptr[reg_w + reg_coff * (4 / elem_) + j * kVecBytes];
             if (is_int())
@@ -321,7 +362,16 @@ void jit_conv_dw_avx512::tap_group(int nb, bool tail) {
     for (int s = 0; s < ncol; ++s) {
         if (s > 0 && s % 4 == 0) lea(reg_src, ptr[reg_src + reg_cs * 4]);
         for (int j = 0; j < nb; ++j) {
-            row_x(s, j, tail);
+            if (!split) {
+                row_x(s, j, tail);
+            } else if (j == 0) {
+                // 32 bf16 channels in one load: the even ones (low words)
+                // shifted up, the odd ones (high words) with the low words
+                // cleared -- each exactly its fp32 value.
+                vmovdqu32(xr(1), ptr[src_row_at(s)]);
+                vpslld(xr(0), xr(1), 16);
+                vpandd(xr(1), xr(1), split_mask());
+            }
             // Pixel r reads column S r + k with tap k; k rises with s for
             // a fixed r: the taps' order.
             for (int k = 0; k < rt_; ++k) {

@@ -132,6 +132,29 @@ private:
     const Xbyak::Opmask k_bytes = k3;
     bool dot_needs_comp() const { return d_.has_zero_point || d_.kind == conv::dw_kind::s8; }
     Xbyak::Label dot_consts_;  // the vpermb indices (row rotation k at + 64 k)
+    // Split pairs (bf16 row_taps kernels with row_step 2, the full passes
+    // over 32 channels): one 64-byte load gives the pair's 32 channels,
+    // split into the even channels (the low words, shifted up) and the odd
+    // ones (the high words, low words cleared) -- one instruction per 16
+    // channels instead of the widening load and shift (Zen 4, one kernel
+    // row of an m = 8 stride-2 pass in L1: 70 cycles widened, 48 split, as
+    // fp32).  The tap weights are permuted the same way when loaded (per
+    // group of R taps) and the accumulators back to channel order before
+    // the store; every accumulator takes the same products in the same
+    // order as before.  Stride 2 only: there each column serves about 1.5
+    // FMAs per block, so the widening dominated (MobileNet-v2 stride-2
+    // layers 0.84-0.90x -> 0.89-0.98x oneDNN); at stride 1 each serves 2.4
+    // and the permutes cost more than they saved (1.06x -> 1.04x).
+    // Registers (free in bf16 kernels): the permutation indices in zmm28 /
+    // zmm29, the high-words mask in zmm31.
+    bool split_pair(int nb, bool tail) const {
+        return d_.kind == conv::dw_kind::bf16 && rt_ > 0 && nb == 2 && !tail && rs_ == 2;
+    }
+    void interleave_pair();
+    static Xbyak::Zmm split_idx(int i) { return Xbyak::Zmm(28 + i); }
+    static Xbyak::Zmm split_mask() { return Xbyak::Zmm(31); }
+    Xbyak::Label split_consts_;  // the vectors below, 64 bytes each
+    enum { kSplitEven = 0, kSplitOdd = 1, kSplitLo = 2, kSplitHi = 3, kSplitMask = 4 };
     void set_acc_rows();             // row pointers for store()
     void store(int nb, bool tail);
     // Fused epilogue (d_.epi != 0): reg_acc / reg_ldc address dst (bytes);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "cpu/isa.h"
 #include "fallback/hwy_dot.h"
 #include "fallback/hwy_sgemm.h"
 #include "gemm/dot.h"
@@ -226,13 +227,21 @@ TEST_CASE("dot path: anvil_sgemm takes it for small M with B transposed and for 
     p.ldb = 2;
     CHECK_FALSE(anvil::gemm::dot_path_applies(p, anvil_isa_avx2));
     CHECK((anvil::gemm::dot_kernel(anvil_isa_scalar) == nullptr));
-    // The row-stream path: M <= 2, B row-major, wide; not on the JIT tiers.
+    // The row-stream path: M <= 2, B row-major, wide; on the JIT tiers only
+    // where cpu_info::jit_row_stream (M = 1, or M = 2 with B past L3).
     p.N = 4096;
     p.M = 2;
     p.ldb = 4096;
     CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
+    const bool jit_stream = anvil::cpu::info().jit_row_stream;
+    const bool b_past_l3 = 4.0 * double(p.N) * double(p.K) > double(anvil::cpu::info().caches.l3);
+    CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx512_core) == (jit_stream && b_past_l3));
+    CHECK((anvil::gemm::stream_kernel(anvil_isa_avx512_core) == nullptr) == !jit_stream);
+    p.M = 1;
+    CHECK(anvil::gemm::stream_path_applies(p, anvil_isa_avx512_core) == jit_stream);
+    p.transb = true;
     CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx512_core));
-    CHECK((anvil::gemm::stream_kernel(anvil_isa_avx512_core) == nullptr));
+    p.transb = false;
     p.M = 3;
     CHECK_FALSE(anvil::gemm::stream_path_applies(p, anvil_isa_avx2));
     // A transposed with N <= 8: rows of C^T (N == 1 straight into C).

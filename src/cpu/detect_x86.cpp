@@ -144,6 +144,9 @@ cpu_info detect_cpu() {
     ci.avx512_vbmi = (ci.detected & f_avx512_core) && cpuid(0).a >= 7 && bit(cpuid(7, 0).c, 1);
     // Streaming choices measured per vendor (cpu_info has the series).
     ci.stream_prefetch_lead = ci.caches.l2 / 16;
+    const uint32_t sig = cpuid(1).a;
+    const uint32_t family = ((sig >> 8) & 0xf) == 0xf ? 0xf + ((sig >> 20) & 0xff) : (sig >> 8) & 0xf;
+    if (ci.vendor == "AuthenticAMD" && family == 0x19) ci.jit_row_stream = true;  // Zen 3 / Zen 4
     if (ci.vendor == "GenuineIntel") {
         ci.stream_prefetch_lead = 8 * 1024;
         ci.a_block_l2_divisor = 8;

@@ -99,6 +99,17 @@ struct cpu_info {
     // measured there at 1.01-1.40x oneDNN.  The tests run both everywhere
     // the CPU allows (conv::set_dw_byte_dot_override).
     bool int8_dw_byte_dot = false;
+    // Whether anvil_sgemm with M = 1 (or M = 2 and B larger than L3) and a
+    // row-major B read in place takes the row-stream path (gemm/stream.h:
+    // whole rows of B in sequence, the Highway kernel of the best target)
+    // on the JIT tiers too, instead of the JIT in-place kernels that walk
+    // B in column strips.  AMD family 0x19 (Zen 4 measured: an EPYC VM, 1
+    // thread, vs dnnl_sgemm in one run): 1 x 4096 x 4096 0.57x -> 1.18x,
+    // 1 x 11008 x 4096 0.49x -> 0.87x, 1 x 4096 x 11008 0.59x -> 1.23x,
+    // 1 x 1000 x 2048 0.81x -> 1.08x, 2 x 4096 x 4096 1.07x -> 1.55x; but 2
+    // x 1000 x 2048 (B in L3) 0.91x -> 0.79x, hence M = 2 only past L3.
+    // Zen 5 (where plain M = 1 ran at 0.86x) and Intel are unmeasured.
+    bool jit_row_stream = false;
 };
 
 // Detected once, thread-safe.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cpu/isa.h"
 #include "fallback/hwy_dot.h"
 #include "fallback/hwy_sgemm.h"
 #include "gemm/dot.h"
@@ -329,7 +330,9 @@ dot_fn dot_kernel(anvil_isa_t tier) {
 }
 
 stream_fn stream_kernel(anvil_isa_t tier) {
-    if (tier == anvil_isa_scalar || tier >= anvil_isa_avx512_core) return nullptr;
+    // The JIT tiers use it only where cpu_info::jit_row_stream says so.
+    if (tier == anvil_isa_scalar || (tier >= anvil_isa_avx512_core && !cpu::info().jit_row_stream))
+        return nullptr;
     const int64_t usable =
         fallback::supported_targets_once() & HWY_TARGETS & fallback::allowed_targets(tier);
     for (int64_t bits = usable; bits != 0; bits &= bits - 1)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cpu/isa.h"
 #include "gemm/driver.h"
 #include "gemm/ukernel.h"
 #include "threading/parallel.h"
@@ -69,7 +70,12 @@ void run_transposed(const sgemm_problem &p, stream_fn fn, int64_t lo, int64_t hi
 }  // namespace
 
 bool stream_path_applies(const sgemm_problem &p, anvil_isa_t tier) {
-    if (tier >= anvil_isa_avx512_core || p.packed_b) return false;
+    if (p.packed_b) return false;
+    if (tier >= anvil_isa_avx512_core) {  // where measured better than the in-place kernels
+        if (!cpu::info().jit_row_stream || p.transb || p.N < kStreamMinCols) return false;
+        const double b_bytes = 4.0 * double(p.N) * double(p.K);
+        return p.M == 1 || (p.M == 2 && b_bytes > double(cpu::info().caches.l3));
+    }
     const bool wide_b = p.N >= kStreamMinCols ||
                         (p.N >= kStreamMinColsLargeB && p.N * p.K >= kStreamMinBFloats);
     return (!p.transb && p.M <= kStreamMaxRows && wide_b) || transposed_small_n(p);

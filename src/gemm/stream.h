@@ -1,5 +1,7 @@
 // The row-stream path of anvil_sgemm: M <= kStreamMaxRows with a row-major B read in
-// place (transb 'N', not prepacked), on the Highway tiers.  The blocked
+// place (transb 'N', not prepacked), on the Highway tiers (and on the JIT
+// tiers where cpu_info::jit_row_stream, with the best Highway target's
+// kernel: Zen 4 measured 0.57x -> 1.18x dnnl_sgemm at 1x4096x4096).  The blocked
 // path reads B there in kc x (up to 112) column strips, short runs at a
 // large stride that the hardware prefetchers follow badly (AVX2, Zen 1,
 // 1x4096x4096 NN: 11 GB/s, 0.60x dnnl_sgemm).  Here the kernels walk whole
@@ -53,7 +55,8 @@ constexpr int64_t kStreamMaxCols = 8;
 constexpr int64_t kStreamMaxColsLargeA = 16;
 
 // The row-stream kernel of the best Highway target the tier allows; null
-// for the scalar and JIT tiers (the JIT's in-place kernels serve there).
+// for the scalar tier, and for the JIT tiers unless cpu_info::jit_row_stream
+// (elsewhere the JIT's in-place kernels serve there).
 stream_fn stream_kernel(anvil_isa_t tier);
 bool stream_path_applies(const sgemm_problem &p, anvil_isa_t tier);
 // Runs p (stream_path_applies(p), K > 0, alpha != 0), threaded over column
