@@ -161,7 +161,7 @@ void describe_machine() {
                     !ci.avx512_vbmi ? "kernels on the source widened to int32 (no AVX512-VBMI for byte-dot kernels)"
                     : ci.int8_dw_byte_dot
                         ? "byte-dot kernels (vpermb + vpdpbusd, up to 4 kernel rows per instruction)"
-                        : "kernels on the source widened to int32 (byte-dot kernels unmeasured on this vendor)");
+                        : "kernels on the source widened to int32 (byte-dot kernels unmeasured on this CPU)");
     const char *omp = std::getenv("OMP_NUM_THREADS");
     std::printf("threads:        %d (OMP_NUM_THREADS=%s)\n", anvil_get_num_threads(),
                 omp ? omp : "unset");

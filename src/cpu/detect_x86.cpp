@@ -146,7 +146,13 @@ cpu_info detect_cpu() {
     ci.stream_prefetch_lead = ci.caches.l2 / 16;
     const uint32_t sig = cpuid(1).a;
     const uint32_t family = ((sig >> 8) & 0xf) == 0xf ? 0xf + ((sig >> 20) & 0xff) : (sig >> 8) & 0xf;
-    if (ci.vendor == "AuthenticAMD" && family == 0x19) ci.jit_row_stream = true;  // Zen 3 / Zen 4
+    // AMD family 0x19 with AVX-512: Zen 4 (Zen 3, the same family, has none
+    // and keeps the defaults: unmeasured).
+    if (ci.vendor == "AuthenticAMD" && family == 0x19 && (ci.detected & f_avx512_core)) {
+        ci.jit_row_stream = true;
+        ci.stream_prefetch_lead = 8 * 1024;
+        ci.int8_dw_byte_dot = ci.avx512_vbmi;
+    }
     if (ci.vendor == "GenuineIntel") {
         ci.stream_prefetch_lead = 8 * 1024;
         ci.a_block_l2_divisor = 8;

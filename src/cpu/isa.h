@@ -55,6 +55,13 @@ struct cpu_info {
     //    0.93-1.06x, 8 KiB 1.02-1.24x.  8 KiB: about as far as the L1 fill
     //    buffers reach; farther, the lines arrive before they are wanted
     //    and leave L1 again.
+    //  - AMD family 0x19 (Zen 4, an EPYC VM: 1 MiB L2): 8 KiB.  Ratios to
+    //    oneDNN's prepacked matmul, 1 / 4 / 16 rows (f32 1x4096x4096,
+    //    1x11008x4096, 4x4096x4096, 4x11008x4096, 16x11008x4096): 64 KiB
+    //    f32 2.05 1.78 1.18 1.29 1.06, bf16 1.26 1.67 1.35 1.03 0.99, u8s8s32
+    //    0.79 1.08 0.93 0.96 0.94; 8 KiB f32 2.39 2.13 1.43 1.53 1.08, bf16
+    //    1.44 1.88 1.66 1.26 1.00, u8s8s32 0.99 1.28 1.05 1.14 0.99 (16 KiB
+    //    about the same, 4 / 32 / 128 KiB less), one run each.
     //  - others (Hygon, VIA, Arm, ... and the Highway kernels, which read
     //    it too): L2 / 16 as before the Intel measurement, unmeasured.
     // Set by detect_cpu() (0 only before that).
@@ -93,17 +100,19 @@ struct cpu_info {
     // (where the backend supports them: VBMI above, VNNI under the cap)
     // rather than the kernels that widen the source to int32.  Set where
     // measured faster: Intel (the Xeon VM, family 6 model 207: MobileNet-
-    // v2's u8 depthwise layers 0.83x -> 1.07x oneDNN, docs/conv.md).  Not
-    // on AMD yet: the byte-dot kernels lean on vpermb and byte blends,
-    // whose cost on Zen 4 / 5 is unmeasured, and the widening kernels were
-    // measured there at 1.01-1.40x oneDNN.  The tests run both everywhere
-    // the CPU allows (conv::set_dw_byte_dot_override).
+    // v2's u8 depthwise layers 0.83x -> 1.07x oneDNN, docs/conv.md) and AMD
+    // family 0x19 (Zen 4, an EPYC VM, 1 thread: the ten MobileNet-v2
+    // depthwise layers' sum 1.35x -> 1.86x oneDNN in u8, 1.26x -> 1.43x in
+    // s8; per layer u8 1.19-1.43x -> 1.33-2.10x, s8 1.11-1.36x ->
+    // 1.23-1.68x).  Not on Zen 5 yet (unmeasured: the widening kernels ran
+    // at 1.01-1.40x oneDNN there).  The tests run both everywhere the CPU
+    // allows (conv::set_dw_byte_dot_override).
     bool int8_dw_byte_dot = false;
     // Whether anvil_sgemm with M = 1 (or M = 2 and B larger than L3) and a
     // row-major B read in place takes the row-stream path (gemm/stream.h:
     // whole rows of B in sequence, the Highway kernel of the best target)
     // on the JIT tiers too, instead of the JIT in-place kernels that walk
-    // B in column strips.  AMD family 0x19 (Zen 4 measured: an EPYC VM, 1
+    // B in column strips.  AMD family 0x19 with AVX-512 (Zen 4, measured on an EPYC VM, 1
     // thread, vs dnnl_sgemm in one run): 1 x 4096 x 4096 0.57x -> 1.18x,
     // 1 x 11008 x 4096 0.49x -> 0.87x, 1 x 4096 x 11008 0.59x -> 1.23x,
     // 1 x 1000 x 2048 0.81x -> 1.08x, 2 x 4096 x 4096 1.07x -> 1.55x; but 2
