@@ -265,7 +265,7 @@ void jit_lp_avx512::store_fused() {
     // every tile but a panel's last) is stored without masks: on Zen 4 a
     // masked 512-bit store whose line is not in L1 cost several times an
     // unmasked one (a 1x1 convolution over 16 channels into 96, bf16:
-    // 0.86x -> 0.99x oneDNN; in L1 the two cost the same).  Without a
+    // 0.86x -> 0.97x oneDNN; in L1 the two cost the same).  Without a
     // transcendental op only: with one, the store is a small part of the
     // epilogue and the copy would double a long stretch of code.
     if (elt_op()) {

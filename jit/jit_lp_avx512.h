@@ -21,8 +21,9 @@ public:
 private:
     // Register map: the m * nv <= 24 accumulators from zmm0 up, the nv B
     // vectors of the current k-group from zmm31 down, and below them up to
-    // four A broadcasts (u8s8), rotating so consecutive rows' broadcasts
-    // are independent.  bf16 broadcasts A from memory ({1to16}) instead.
+    // four A broadcasts, rotating so consecutive rows' broadcasts are
+    // independent (bf16 with one vector per row takes A as an embedded
+    // {1to16} memory operand instead: k_group).
     Xbyak::Zmm acc(int i, int j) const { return Xbyak::Zmm(i * d_.nv + j); }
     Xbyak::Zmm b_vec(int j) const { return Xbyak::Zmm(31 - j); }
     Xbyak::Zmm bcast(int i) const { return Xbyak::Zmm(31 - d_.nv - i % n_bcast_); }

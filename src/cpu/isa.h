@@ -112,8 +112,9 @@ struct cpu_info {
     // row-major B read in place takes the row-stream path (gemm/stream.h:
     // whole rows of B in sequence, the Highway kernel of the best target)
     // on the JIT tiers too, instead of the JIT in-place kernels that walk
-    // B in column strips.  AMD family 0x19 with AVX-512 (Zen 4, measured on an EPYC VM, 1
-    // thread, vs dnnl_sgemm in one run): 1 x 4096 x 4096 0.57x -> 1.18x,
+    // B in column strips.  AMD family 0x19 with AVX-512 (Zen 4, measured
+    // on an EPYC VM, 1 thread, vs dnnl_sgemm in one run): 1 x 4096 x 4096
+    // 0.57x -> 1.18x,
     // 1 x 11008 x 4096 0.49x -> 0.87x, 1 x 4096 x 11008 0.59x -> 1.23x,
     // 1 x 1000 x 2048 0.81x -> 1.08x, 2 x 4096 x 4096 1.07x -> 1.55x; but 2
     // x 1000 x 2048 (B in L3) 0.91x -> 0.79x, hence M = 2 only past L3.
