@@ -178,7 +178,7 @@ void jit_lp_generator::k_loop() {
     // Segments: the K loop once per segment.  It leaves the A registers
     // kg groups past the segment's start, so the next segment is
     // a_seg_rs - a_group_bytes() * kg bytes on; B (and its prefetch
-    // stream) just goes on.
+    // stream) goes on, b_seg_skip groups further.
     Label one, seg_loop, segs_done;
     mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, k_segs)]);
     cmp(reg_kg, 1);
@@ -198,6 +198,10 @@ void jit_lp_generator::k_loop() {
     add(reg_a, reg_kg);
     if (rows_ > 5) add(reg_a5, reg_kg);
     if (rows_ > 10) add(reg_a10, reg_kg);
+    mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, b_seg_skip)]);
+    imul(reg_kg, reg_bld);
+    add(reg_b, reg_kg);
+    if (pf_ != prefetch::none) add(reg_b_pf, reg_kg);
     mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, kg)]);
     jmp(seg_loop, T_NEAR);
     L(segs_done);

@@ -145,7 +145,8 @@ Address jit_sgemm_avx512::bin_source() {
 
 // args.k_segs K loops into the same accumulators (at least one); before
 // each further one, A moves a_seg_rs on (the row base registers follow)
-// and K restarts, while B and its prefetch stream simply continue.
+// and K restarts, while B and its prefetch stream continue, b_seg_skip
+// rows further on.
 void jit_sgemm_avx512::segment_loop() {
     Label seg_loop, done;
     mov(reg_segs, ptr[reg_args + offsetof(ukernel_args, k_segs)]);
@@ -162,6 +163,10 @@ void jit_sgemm_avx512::segment_loop() {
     add(reg_seg_a, reg_k);
     mov(reg_a, reg_seg_a);
     set_row_bases();
+    mov(reg_k, ptr[reg_args + offsetof(ukernel_args, b_seg_skip)]);
+    imul(reg_k, reg_bld);
+    add(reg_b, reg_k);
+    add(reg_b_pf, reg_k);
     mov(reg_k, ptr[reg_args + offsetof(ukernel_args, k)]);
     jmp(seg_loop, T_NEAR);
     L(done);

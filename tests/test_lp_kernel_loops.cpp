@@ -12,8 +12,9 @@
 //   finished value.
 //
 // * K segments (args.k_segs, every kernel of the backend): a call that
-//   reduces over S segments of kg groups, whose A lie a_seg_rs bytes apart,
-//   equals one call over the S * kg groups gathered into one A, bit for bit.
+//   reduces over S segments of kg groups, whose A lie a_seg_rs bytes apart
+//   and whose B groups lie b_seg_skip groups apart, equals one call over
+//   the S * kg groups gathered into one A and one B, bit for bit.
 //
 // * widened A (desc.a_f32, bf16): plain and fused kernels, with row tiles
 //   and K segments, on A widened to fp32 (every A offset doubled) store the
@@ -245,6 +246,15 @@ TEST_CASE("lp kernels: K segments equal one call over the gathered A, bit for bi
                                     b[i + 1] = uint8_t(r.ival(0, 255));
                                 }
                             }
+                            // The segmented call's B: each segment's kg groups
+                            // followed by `skip` groups of 0x7f bytes (a huge
+                            // bf16, int8 127) that it must jump over.
+                            const int64_t skip = segs > 1 ? (kg + m + nv) % 3 : 0;
+                            const size_t group_bytes = size_t(kNR * 4);
+                            std::vector<uint8_t> b_gap(size_t(segs * (kg + skip)) * group_bytes, 0x7f);
+                            for (int64_t sg = 0; sg < segs; ++sg)
+                                std::memcpy(&b_gap[size_t(sg * (kg + skip)) * group_bytes],
+                                            &b[size_t(sg * kg) * group_bytes], size_t(kg) * group_bytes);
                             lp_ukernel_ref k;
                             if (fused)
                                 k = fused_kernel(*be, kind, m, nv, lowp::EPI_F32, 0, lowp::EPI_ADD_NONE);
@@ -268,9 +278,11 @@ TEST_CASE("lp kernels: K segments equal one call over the gathered A, bit for bi
                                 if (segmented) {
                                     args.a = a_seg.data();
                                     args.a_rs = a_rs;
+                                    args.b = b_gap.data();
                                     args.kg = kg;
                                     args.k_segs = segs;
                                     args.a_seg_rs = seg_rs;
+                                    args.b_seg_skip = skip;
                                 } else {
                                     args.a = a_cat.data();
                                     args.a_rs = all * 4;
@@ -279,7 +291,7 @@ TEST_CASE("lp kernels: K segments equal one call over the gathered A, bit for bi
                                 k.fn(&args);
                                 return out;
                             };
-                            INFO(k.name, " segs=", segs, " kg=", kg);
+                            INFO(k.name, " segs=", segs, " kg=", kg, " skip=", skip);
                             CHECK(run(true) == run(false));
                             ++ran;
                         }

@@ -1,8 +1,8 @@
 // fp32 micro-kernels with K segments (gemm::kUkFlagKSegments, the
 // convolution's batch-reduce over kernel rows) and row tiles
 // (kUkFlagRowTiles): a call with k_segs = S and m_tiles = T reads segment
-// s of tile t's A at a + t * a_tile_rs + s * a_seg_rs and B straight on,
-// and must give, tile by tile, the bits of one plain call over the S * K
+// s of tile t's A at a + t * a_tile_rs + s * a_seg_rs and B straight on
+// (b_seg_skip rows further at each new segment, over NaN rows), and must give, tile by tile, the bits of one plain call over the S * K
 // columns of those A rows laid end to end (the contract's single fma chain
 // in increasing k).  Every tile height and width, K around the unroll,
 // counts 0 (= 1) and up, A strides that overlap from segment to segment (a
@@ -75,10 +75,19 @@ void run_case(const ukernel_ref &kr, int m, int n, int64_t K, int64_t segs, int6
             for (int64_t i = 0; i < m; ++i)
                 for (int64_t k = 0; k < K; ++k)
                     A[size_t(t * a_tile_rs + s * a_seg_rs + i * a_rs + k)] = r.frac();
+    // B: segment s's K rows start s * (K + skip) rows on; the skipped rows
+    // between them hold NaN, which would show in C if a kernel read them.
+    const int64_t skip = segs > 1 ? (K + m + n + tiles) % 3 : 0;
     const int64_t b_ld = n + (n % 2 ? 3 : 16);
-    tu::fbuf B(size_t(std::max<int64_t>(S * K, 1) * b_ld), size_t(n % 4), tu::qnan());
-    for (int64_t k = 0; k < S * K; ++k)
-        for (int64_t j = 0; j < n; ++j) B[size_t(k * b_ld + j)] = r.frac();
+    tu::fbuf B(size_t(std::max<int64_t>(S * (K + skip), 1) * b_ld), size_t(n % 4), tu::qnan());
+    std::vector<float> Bref(size_t(std::max<int64_t>(S * K, 1) * b_ld), 0.0f);
+    for (int64_t s = 0; s < S; ++s)
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t j = 0; j < n; ++j) {
+                const float v = r.frac();
+                B[size_t((s * (K + skip) + k) * b_ld + j)] = v;
+                Bref[size_t((s * K + k) * b_ld + j)] = v;
+            }
     const int64_t ldc = n + 5, rows = T * m;
     tu::cmat Cg(rows, n, ldc, m % 3), Cr(rows, n, ldc, 0);
     for (int64_t i = 0; i < rows; ++i)
@@ -102,6 +111,7 @@ void run_case(const ukernel_ref &kr, int m, int n, int64_t K, int64_t segs, int6
     a.beta = beta;
     a.k_segs = segs;
     a.a_seg_rs = a_seg_rs;
+    a.b_seg_skip = skip;
     a.m_tiles = tiles;
     a.a_tile_rs = a_tile_rs;
     kr.fn(&a);
@@ -117,14 +127,17 @@ void run_case(const ukernel_ref &kr, int m, int n, int64_t K, int64_t segs, int6
         ukernel_args ra = a;
         ra.a = Aref.data();
         ra.a_rs = ref_rs;
+        ra.b = Bref.data();
         ra.k = S * K;
         ra.k_segs = 0;
+        ra.b_seg_skip = 0;
         ra.m_tiles = 0;
         ra.c = Cr.c() + t * m * ldc;
         anvil::ref::sgemm_ukernel(&ra);
     }
     std::ostringstream what;
-    what << "m=" << m << " n=" << n << " K=" << K << " segs=" << segs << " tiles=" << tiles
+    what << "m=" << m << " n=" << n << " K=" << K << " segs=" << segs << " skip=" << skip
+         << " tiles=" << tiles
          << " a_rs=" << a_rs << " a_seg_rs=" << a_seg_rs << " a_tile_rs=" << a_tile_rs
          << " alpha=" << alpha << " beta=" << beta << " [" << kr.name << "]";
     std::string f;

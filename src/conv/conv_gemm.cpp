@@ -125,6 +125,13 @@ struct call_ctx {
     int64_t acc_rows_f32;    // rows of one panel the accumulator buffer holds
     bool k_segments;         // the kernels reduce over a tile's kernel rows in one call
     bool patches;            // no view: edge tiles run on patches (run_row_patched)
+    // Edge columns (plan_edge_columns): the output rows [band_lo, band_hi)
+    // run their pixels [ow_lo, ow_hi) as row tiles, and each of their
+    // edge pixels (the others) is a column of tiles down the band, which
+    // reads only the taps of each kernel row that are not in the padding.
+    bool edge_cols;
+    int64_t band_lo, band_hi, ow_lo, ow_hi;
+    int64_t edge_units;      // work units after the c.units rows: N x edge pixels
     int64_t seg_rs;          // bytes between those rows' A (k_segments)
     int64_t units;           // pixel units: output rows, or chunks of tiles
     int64_t unit_pixels;     // most pixels per chunk (contiguous, im2col_all)
@@ -342,9 +349,26 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     c.epi->apply(blk);
 }
 
+// Which taps of each kernel row a run of tiles reads (fold_kw), and how
+// far apart its pixels are.  The default: every tap, consecutive pixels.
+// An edge column (c.edge_cols) reads taps [kw_lo, kw_lo + nkw) -- the
+// others lie in the left / right padding and add exactly 0 -- for pixels
+// one output row (q_step = OW pixels) apart.
+struct tap_window {
+    int64_t kw_lo = 0;
+    int64_t nkw = -1;  // -1: all KW
+    int64_t q_step = 1;
+};
+
+// K per kernel-row segment in full, and the part of it a window reads.
+inline int64_t seg_k_full(const conv_plan &p) { return p.fold_kw ? p.g.KW * p.ICgp : p.ICgp; }
+inline int64_t seg_k_read(const conv_plan &p, const tap_window &win) {
+    return p.fold_kw && win.nkw >= 0 ? win.nkw * p.ICgp : seg_k_full(p);
+}
+
 // len consecutive output pixels from global pixel q0, all of one output
 // row or all of a 1x1 convolution's contiguous unit, with a fused
-// epilogue.  The pixels split into ceil(len / mr) near-equal tiles (the
+// epilogue (or, with a tap window, len pixels win.q_step apart).  The pixels split into ceil(len / mr) near-equal tiles (the
 // first `extra` a row taller), and each panel takes one kernel call per
 // tile height (args.m_tiles; tile i's A starts i tiles of rows a_rs apart
 // further on), each reducing over the calls [s_first, s_last] as K segments
@@ -357,19 +381,21 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
 // the tile-by-tile walk would otherwise dominate.
 void run_row_tiles(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q0, int64_t len,
                    int64_t grp, int64_t p0, int64_t p1, int64_t s_first, int64_t s_last,
-                   uint8_t *acc_buf) {
+                   uint8_t *acc_buf, const tap_window &win = {}) {
     const conv_plan &p = *c.p;
-    const conv_geom &g = p.g;
     const int mr = c.k->mr;
     const uint8_t *wg = c.weights + grp * p.group_bytes;
-    const int64_t kcall = p.fold_kw ? g.KW * p.ICgp : p.ICgp;  // K per segment
+    const int64_t kfull = seg_k_full(p), kcall = seg_k_read(p, win);  // K per segment
     const int64_t tiles = ceil_div(len, mr);
     const int64_t base = len / tiles, extra = len % tiles;
     for (int64_t pn = p0; pn < p1; ++pn) {
         const int64_t w = panel_width(p, pn);
         const int nv = int(ceil_div(w, 16));
         lowp::lp_ukernel_args a = fused_args(c, grp, pn, q0);
-        a.b = wg + pn * (p.K / p.gk) * kConvNR * 4 + (s_first * kcall / p.gk) * kConvNR * 4;
+        a.dst_ld *= win.q_step;
+        a.binary_ld *= win.q_step;
+        a.b = wg + pn * (p.K / p.gk) * kConvNR * 4 +
+              ((s_first * kfull + win.kw_lo * p.ICgp) / p.gk) * kConvNR * 4;
         a.b_ld = kConvNR * 4;
         a.a_rs = a_rs;
         a.acc = acc_buf;  // not written: the epilogue stores into dst
@@ -378,6 +404,7 @@ void run_row_tiles(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q
         a.n = w;
         a.k_segs = s_last - s_first + 1;
         a.a_seg_rs = c.seg_rs;
+        a.b_seg_skip = (kfull - kcall) / p.gk;
         a.a = a0;
         if (extra > 0) {  // the taller tiles first
             a.m = base + 1;
@@ -408,9 +435,11 @@ void run_row_tiles(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q
 // a 1x1 layer over 16..32 channels.
 void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q0, int64_t len,
                        int64_t grp, int64_t p0, int64_t p1, int64_t s_first, int64_t s_last,
-                       uint8_t *acc_buf, int64_t acc_rows) {
+                       uint8_t *acc_buf, int64_t acc_rows, const tap_window &win = {}) {
     const conv_plan &p = *c.p;
     const conv_geom &g = p.g;
+    // (Pixels win.q_step apart only with a dst the kernels store into: the
+    // epilogue's blocks are consecutive pixels.)
     if (!c.f32_dst && len > acc_rows) {
         const int64_t chunks = ceil_div(len, acc_rows);
         for (int64_t t = 0, r0 = 0; t < chunks; ++t) {
@@ -421,16 +450,17 @@ void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64
         }
         return;
     }
-    const int64_t kcall = p.fold_kw ? g.KW * p.ICgp : p.ICgp;  // K per segment
+    const int64_t kfull = seg_k_full(p), kcall = seg_k_read(p, win);  // K per segment
     const int64_t tiles = ceil_div(len, c.k->mr);
     const int64_t base = len / tiles, extra = len % tiles;
     const float *wg = reinterpret_cast<const float *>(c.weights + grp * p.group_bytes);
     for (int64_t pn = p0; pn < p1; ++pn) {
         const int64_t w = panel_width(p, pn);
         const int64_t j = grp * g.OCg + pn * kConvNR;  // the panel's first output channel
-        const float *panel = wg + pn * p.K * kConvNR + s_first * kcall * kConvNR;
+        const float *panel =
+            wg + pn * p.K * kConvNR + (s_first * kfull + win.kw_lo * p.ICgp) * kConvNR;
         float *out = c.f32_dst ? c.f32_dst + q0 * g.OC + j : reinterpret_cast<float *>(acc_buf);
-        const int64_t ldc = c.f32_dst ? g.OC : kConvNR;
+        const int64_t ldc = c.f32_dst ? g.OC * win.q_step : kConvNR;
         const gemm::ukernel_fn(*fns)[kConvNR + 1] = c.f32_fused ? c.f32_fused : c.k->f32[0];
         for (int64_t c0 = 0; c0 < w; c0 += c.k->nrb) {
             const int64_t n = std::min<int64_t>(c.k->nrb, w - c0);
@@ -445,6 +475,7 @@ void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64
             a.alpha = 1.0f;
             a.k_segs = s_last - s_first + 1;
             a.a_seg_rs = c.seg_rs / 4;
+            a.b_seg_skip = kfull - kcall;
             a.a = reinterpret_cast<const float *>(a0);
             a.c = out + c0;
             if (c.f32_fused) {
@@ -452,7 +483,7 @@ void run_row_tiles_f32(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64
                 a.binary = c.binary ? reinterpret_cast<const float *>(c.binary) +
                                           q0 * (c.binary_ld / 4) + j + c0
                                     : nullptr;
-                a.binary_ld = c.binary_ld / 4;
+                a.binary_ld = c.binary_ld / 4 * win.q_step;
                 a.elt_alpha = c.alpha;
                 a.elt_beta = c.elt_beta;
             }
@@ -606,6 +637,99 @@ void run_row_patched(const call_ctx &c, int64_t n, int64_t oh, int64_t p0, int64
     if (right_begin < g.OW) patched(right_begin, g.OW);
 }
 
+// View pixel (hv, wv) -- padded coordinates -- of group grp: in the view,
+// or (edge patches: no view) in the source, for pixels inside it.
+const uint8_t *view_pixel(const call_ctx &c, int64_t n, int64_t hv, int64_t wv, int64_t grp) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t pixel = c.patches ? (n * g.IH + hv - g.PT) * g.IW + wv - g.PL
+                                    : (n * p.Hp + hv) * p.Wp + wv;
+    return c.src + pixel * p.Cv * p.eb + grp * p.ICgp * p.eb;
+}
+
+// Rows of at least this many pixels make edge columns worth it: a column
+// tile of fewer rows has too few accumulator chains to hide the latency
+// of the dot products (2 per row), and the taps it saves cost more.
+constexpr int64_t kMinEdgeColumnRows = 4;
+
+// Edge columns (call_ctx::edge_cols).  A pixel near the left or right
+// border reads taps in the padding, which add exactly 0 (pad_zero); row
+// tiles compute them anyway, because every pixel of a tile shares the K
+// segments.  oneDNN skips them.  On 7 x 7 and 14 x 14 maps (3 x 3, pad 1)
+// they are a tenth / a twentieth of the work, and anvil's 3 x 3 layers
+// there ran at 0.91-0.96x oneDNN on Zen 4 in every type.  So the output
+// rows whose kernel rows are all in bounds (the band) run their inner
+// pixels as row tiles, and each edge pixel position is one column of
+// tiles down the band: its pixels are a source row (SH rows) apart, and
+// they read the same taps of each kernel row (B skips the rest,
+// args.b_seg_skip).  The products skipped are exact zeros, so every
+// output has the bits it had with them (no -0 arises from +0 accumulators).
+// Needs kernels that store into dst (their rows a pixel row apart) and
+// reduce over K segments, and the kernel rows' taps contiguous (fold_kw).
+void plan_edge_columns(call_ctx &c) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    c.edge_cols = false;
+    c.edge_units = 0;
+    const bool stores_dst = c.row_tiles || (c.row_tiles_f32 && c.f32_dst);
+    if (!stores_dst || !c.k_segments || !p.fold_kw || c.contiguous || p.im2col_all || !c.pad_zero ||
+        (!c.patches && !p.copy_view) || (g.PL == 0 && g.PR == 0))
+        return;
+    const int64_t dh = g.DH + 1;  // (fold_kw: no horizontal dilation)
+    c.ow_lo = ceil_div(g.PL, g.SW);
+    const int64_t last_col = g.IW - 1 + g.PL - (g.KW - 1);  // view column of kw = 0
+    c.ow_hi = last_col < 0 ? 0 : std::min(g.OW, last_col / g.SW + 1);
+    c.band_lo = ceil_div(g.PT, g.SH);
+    const int64_t last_row = g.IH - 1 + g.PT - (g.KH - 1) * dh;  // view row of kh = 0
+    c.band_hi = last_row < 0 ? 0 : std::min(g.OH, last_row / g.SH + 1);
+    if (c.ow_lo >= c.ow_hi || c.band_hi - c.band_lo < kMinEdgeColumnRows) return;
+    const int64_t edge_pixels = c.ow_lo + g.OW - c.ow_hi;
+    for (int64_t e = 0; e < edge_pixels; ++e) {  // each must read some tap
+        const int64_t ow = e < c.ow_lo ? e : c.ow_hi + (e - c.ow_lo);
+        if (std::min(g.KW, g.IW + g.PL - ow * g.SW) <= std::max<int64_t>(0, g.PL - ow * g.SW)) return;
+    }
+    c.edge_cols = true;
+    c.edge_units = g.N * edge_pixels;
+}
+
+// Output row oh (in the band) of image n without its edge pixels.
+void run_band_row(const call_ctx &c, int64_t n, int64_t oh, int64_t grp, int64_t p0, int64_t p1,
+                  uint8_t *acc_buf) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const uint8_t *a0 = view_pixel(c, n, oh * g.SH, c.ow_lo * g.SW, grp);
+    const int64_t a_rs = g.SW * p.Cv * p.eb;
+    const int64_t q0 = (n * g.OH + oh) * g.OW + c.ow_lo, len = c.ow_hi - c.ow_lo;
+    if (c.row_tiles)
+        run_row_tiles(c, a0, a_rs, q0, len, grp, p0, p1, 0, g.KH - 1, acc_buf);
+    else
+        run_row_tiles_f32(c, a0, a_rs, q0, len, grp, p0, p1, 0, g.KH - 1, acc_buf, c.acc_rows_f32);
+}
+
+// Edge column `unit` (image, edge pixel position): the band's pixels at
+// that position, as tiles down the band, over the taps in bounds.
+void run_edge_column(const call_ctx &c, int64_t unit, int64_t grp, int64_t p0, int64_t p1,
+                     uint8_t *acc_buf) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t edge_pixels = c.edge_units / g.N;
+    const int64_t n = unit / edge_pixels, e = unit % edge_pixels;
+    const int64_t ow = e < c.ow_lo ? e : c.ow_hi + (e - c.ow_lo);
+    tap_window win;
+    win.kw_lo = std::max<int64_t>(0, g.PL - ow * g.SW);
+    win.nkw = std::min(g.KW, g.IW + g.PL - ow * g.SW) - win.kw_lo;
+    win.q_step = g.OW;
+    const uint8_t *a0 = view_pixel(c, n, c.band_lo * g.SH, ow * g.SW + win.kw_lo, grp);
+    const int64_t row_bytes = (c.patches ? g.IW : p.Wp) * p.Cv * p.eb;
+    const int64_t a_rs = g.SH * row_bytes;
+    const int64_t q0 = (n * g.OH + c.band_lo) * g.OW + ow, len = c.band_hi - c.band_lo;
+    if (c.row_tiles)
+        run_row_tiles(c, a0, a_rs, q0, len, grp, p0, p1, 0, g.KH - 1, acc_buf, win);
+    else
+        run_row_tiles_f32(c, a0, a_rs, q0, len, grp, p0, p1, 0, g.KH - 1, acc_buf, c.acc_rows_f32,
+                          win);
+}
+
 // Splits [0, len) into near-equal tiles of at most mr and calls f(start, m).
 template <typename F>
 void for_tiles(int64_t len, int mr, const F &f) {
@@ -624,7 +748,7 @@ void for_tiles(int64_t len, int mr, const F &f) {
 void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col) {
     const conv_plan &p = *c.p;
     const conv_geom &g = p.g;
-    const int64_t blk = item / c.units, unit = item % c.units;
+    const int64_t blk = item / (c.units + c.edge_units), unit = item % (c.units + c.edge_units);
     const int64_t grp = blk / c.blocks_per_group;
     const int64_t p0 = (blk % c.blocks_per_group) * c.panels_per_block;
     const int64_t p1 = std::min(p.np, p0 + c.panels_per_block);
@@ -668,7 +792,15 @@ void run_item(const call_ctx &c, int64_t item, uint8_t *acc_buf, uint8_t *im2col
         });
         return;
     }
+    if (unit >= c.units) {
+        run_edge_column(c, unit - c.units, grp, p0, p1, acc_buf);
+        return;
+    }
     const int64_t n = unit / g.OH, oh = unit % g.OH;
+    if (c.edge_cols && oh >= c.band_lo && oh < c.band_hi) {
+        run_band_row(c, n, oh, grp, p0, p1, acc_buf);
+        return;
+    }
     if (c.patches) {  // (im2col: the worker's patch buffer)
         run_row_patched(c, n, oh, p0, p1, acc_buf, im2col);
         return;
@@ -885,7 +1017,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
             break;
         }
     }
-    const int64_t items = c.units * c.blocks_per_group * g.G;
+    int64_t items = c.units * c.blocks_per_group * g.G;
     const int64_t nw = std::min<int64_t>(items, nthreads);
     const int64_t acc_bytes = int64_t(kConvMaxMR) * kConvNR * kMaxPanelsPerBlock * 4;
     // Edge patches instead of the view (conv_plan::edge_patchable) when
@@ -966,6 +1098,10 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     c.row_tiles_f32 = k.k_segments && !p.im2col_all && p.path == conv_path::gemm_f32 &&
                       (c.contiguous || c.k_segments);
     c.acc_rows_f32 = acc_bytes / (kConvNR * 4);
+    // Edge columns add work units after each block's rows (the same
+    // weights, still in L2); threads take contiguous ranges of them all.
+    plan_edge_columns(c);
+    items = (c.units + c.edge_units) * c.blocks_per_group * g.G;
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;
         const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;

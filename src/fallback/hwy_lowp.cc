@@ -97,9 +97,11 @@ struct TileArgs {
     int64_t kg;
     bool accumulate;
     // K segments (lp_ukernel.h): segs >= 1 runs of kg groups into the same
-    // accumulators, segment s's A at a + s * a_seg_rs, B continuing.
+    // accumulators, segment s's A at a + s * a_seg_rs, B continuing
+    // b_seg_skip groups further on.
     int64_t segs;
     int64_t a_seg_rs;
+    int64_t b_seg_skip;
 };
 
 // The rows of segment s of a tile's A.
@@ -225,6 +227,7 @@ HWY_NOINLINE void TileBf16(const TileArgs &t) {
 #undef ANVIL_LP_ROW
         bg += b_ld;
     }
+    bg += t.b_seg_skip * b_ld;
     }
 
     ANVIL_HWY_ROWS(ANVIL_LP_STORE_ACC)
@@ -315,6 +318,7 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
 #undef ANVIL_LP_ROW
         bg += b_ld;
     }
+    bg += t.b_seg_skip * b_ld;
     }
 #else
     for (int64_t seg = 0; seg < t.segs; ++seg) {
@@ -340,6 +344,7 @@ HWY_NOINLINE void TileU8s8(const TileArgs &t) {
 #undef ANVIL_LP_ROW
         bg += b_ld;
     }
+    bg += t.b_seg_skip * b_ld;
     }
 #endif
 
@@ -394,7 +399,7 @@ void Kernel(const lp_ukernel_args *p) {
         one.k_segs = 1;
         for (int64_t s = 0; s < segs; ++s) {
             one.a = p->a + s * p->a_seg_rs;
-            one.b = p->b + s * p->kg * p->b_ld;
+            one.b = p->b + s * (p->kg + p->b_seg_skip) * p->b_ld;
             one.accumulate = s > 0 ? 1 : p->accumulate;
             lowp::lp_ukernel_scalar(&one, K);
         }
@@ -413,6 +418,7 @@ void Kernel(const lp_ukernel_args *p) {
     t.accumulate = p->accumulate != 0;
     t.segs = segs;
     t.a_seg_rs = p->a_seg_rs;
+    t.b_seg_skip = p->b_seg_skip;
     for (int64_t j0 = 0; j0 < ncols;) {
         const int vecs = (!kOneVector || ncols - j0 >= 2 * L) ? 2 : 1;
         const std::array<TileFn, kRows> &tiles = vecs == 2 ? kTwo : kOne;

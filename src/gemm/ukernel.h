@@ -61,13 +61,18 @@ struct ukernel_args {
     // K segments (kernels made with kUkFlagKSegments only; 0 or 1: one).
     // A call with k_segs = S reduces over S * k rows of B: segment s reads
     // A(i, k') at a + s * a_seg_rs + i * a_rs + k' (k' < k) and B rows
-    // s * k .. s * k + k - 1 (B simply continues), all into the same
+    // s * (k + b_seg_skip) .. s * (k + b_seg_skip) + k - 1 (B continues,
+    // b_seg_skip rows further on at each new segment), all into the same
     // accumulators, in that order, before the one alpha / beta store -- the
     // batch-reduce over a convolution's kernel rows, whose A rows lie a
     // source row apart.  Bitwise the same as S calls accumulating with
     // beta = 1 (the contract's order is kept: increasing k over all rows).
     int64_t k_segs;
     int64_t a_seg_rs;  // elements between the A of consecutive segments
+    // B rows skipped between segments (0: B simply continues): a
+    // convolution's edge pixels read only the taps of each kernel row that
+    // are not in the left / right padding (conv_gemm.cpp, edge columns).
+    int64_t b_seg_skip;
     // Row tiles (kernels made with kUkFlagRowTiles only; 0 or 1: one).  A
     // call with m_tiles = T computes T tiles of m rows one after another
     // with the same B (and K segments): tile t reads A at a + t * a_tile_rs

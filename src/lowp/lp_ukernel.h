@@ -117,12 +117,17 @@ struct lp_ukernel_args {
     // K segments (backends with supports_k_segments() only; 0 or 1: one).
     // A call with k_segs = S reduces over S * kg k-groups: segment s reads
     // A(i, g) at a + s * a_seg_rs + i * a_rs + g * 4 (g < kg) and the B
-    // groups s * kg .. s * kg + kg - 1 (B simply continues), all into the
-    // same accumulators -- the batch-reduce of a convolution's kernel rows,
-    // whose A rows lie a source row apart, without storing and reloading
-    // the tile between them.
+    // groups s * (kg + b_seg_skip) .. s * (kg + b_seg_skip) + kg - 1 (B
+    // continues, b_seg_skip groups further on at each new segment), all
+    // into the same accumulators -- the batch-reduce of a convolution's
+    // kernel rows, whose A rows lie a source row apart, without storing
+    // and reloading the tile between them.
     int64_t k_segs;
     int64_t a_seg_rs;  // bytes between the A of consecutive segments
+    // B k-groups skipped between segments (0: B simply continues): a
+    // convolution's edge pixels read only the taps of each kernel row that
+    // are not in the left / right padding (conv_gemm.cpp, edge columns).
+    int64_t b_seg_skip;
 };
 
 // desc.epi_out: what the fused epilogue stores (0: none, acc as above).
