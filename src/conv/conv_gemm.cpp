@@ -562,7 +562,19 @@ void gather_view(const call_ctx &c, int64_t q0, int64_t m, int64_t grp, uint8_t 
     }
 }
 
-// One output row of a padded fp32 convolution without the view
+// Row tiles of group 0 through whichever kernels the call has: the fused
+// lp kernels (c.row_tiles) or the fp32 ones.
+void run_tiles(const call_ctx &c, const uint8_t *a0, int64_t a_rs, int64_t q0, int64_t len,
+               int64_t p0, int64_t p1, int64_t s_first, int64_t s_last, uint8_t *acc_buf,
+               const tap_window &win = {}) {
+    if (c.row_tiles)
+        run_row_tiles(c, a0, a_rs, q0, len, 0, p0, p1, s_first, s_last, acc_buf, win);
+    else
+        run_row_tiles_f32(c, a0, a_rs, q0, len, 0, p0, p1, s_first, s_last, acc_buf, c.acc_rows_f32,
+                          win);
+}
+
+// One output row of a padded convolution without the view
 // (call_ctx::patches).  The row's near-equal tiles that reach into the
 // left or right padding -- or all of them, when the row's kernel rows
 // all lie in the padding -- run on a patch: their KH source rows with the
@@ -624,15 +636,15 @@ void run_row_patched(const call_ctx &c, int64_t n, int64_t oh, int64_t p0, int64
         }
         call_ctx pc = c;
         pc.seg_rs = prs;
-        run_row_tiles_f32(pc, patch + s_first * prs, g.SW * pix, q_row + o0, o1 - o0, 0, p0, p1,
-                          s_first, s_last, acc_buf, c.acc_rows_f32);
+        run_tiles(pc, patch + s_first * prs, g.SW * pix, q_row + o0, o1 - o0, p0, p1, s_first,
+                  s_last, acc_buf);
     };
     if (left_end > 0) patched(0, left_end);
     if (right_begin > left_end) {
         const uint8_t *a0 =
             c.src + ((n * g.IH + hv0 + s_first * dh - g.PT) * g.IW + left_end * g.SW - g.PL) * pix;
-        run_row_tiles_f32(c, a0, g.SW * pix, q_row + left_end, right_begin - left_end, 0, p0, p1,
-                          s_first, s_last, acc_buf, c.acc_rows_f32);
+        run_tiles(c, a0, g.SW * pix, q_row + left_end, right_begin - left_end, p0, p1, s_first,
+                  s_last, acc_buf);
     }
     if (right_begin < g.OW) patched(right_begin, g.OW);
 }
@@ -673,7 +685,7 @@ void plan_edge_columns(call_ctx &c) {
     c.edge_units = 0;
     const bool stores_dst = c.row_tiles || (c.row_tiles_f32 && c.f32_dst);
     if (!stores_dst || !c.k_segments || !p.fold_kw || c.contiguous || p.im2col_all || !c.pad_zero ||
-        (!c.patches && !p.copy_view) || (g.PL == 0 && g.PR == 0))
+        (g.PL == 0 && g.PR == 0))
         return;
     const int64_t dh = g.DH + 1;  // (fold_kw: no horizontal dilation)
     c.ow_lo = ceil_div(g.PL, g.SW);
@@ -700,10 +712,7 @@ void run_band_row(const call_ctx &c, int64_t n, int64_t oh, int64_t grp, int64_t
     const uint8_t *a0 = view_pixel(c, n, oh * g.SH, c.ow_lo * g.SW, grp);
     const int64_t a_rs = g.SW * p.Cv * p.eb;
     const int64_t q0 = (n * g.OH + oh) * g.OW + c.ow_lo, len = c.ow_hi - c.ow_lo;
-    if (c.row_tiles)
-        run_row_tiles(c, a0, a_rs, q0, len, grp, p0, p1, 0, g.KH - 1, acc_buf);
-    else
-        run_row_tiles_f32(c, a0, a_rs, q0, len, grp, p0, p1, 0, g.KH - 1, acc_buf, c.acc_rows_f32);
+    run_tiles(c, a0, a_rs, q0, len, p0, p1, 0, g.KH - 1, acc_buf);
 }
 
 // Edge column `unit` (image, edge pixel position): the band's pixels at
@@ -723,11 +732,7 @@ void run_edge_column(const call_ctx &c, int64_t unit, int64_t grp, int64_t p0, i
     const int64_t row_bytes = (c.patches ? g.IW : p.Wp) * p.Cv * p.eb;
     const int64_t a_rs = g.SH * row_bytes;
     const int64_t q0 = (n * g.OH + c.band_lo) * g.OW + ow, len = c.band_hi - c.band_lo;
-    if (c.row_tiles)
-        run_row_tiles(c, a0, a_rs, q0, len, grp, p0, p1, 0, g.KH - 1, acc_buf, win);
-    else
-        run_row_tiles_f32(c, a0, a_rs, q0, len, grp, p0, p1, 0, g.KH - 1, acc_buf, c.acc_rows_f32,
-                          win);
+    run_tiles(c, a0, a_rs, q0, len, p0, p1, 0, g.KH - 1, acc_buf, win);
 }
 
 // Splits [0, len) into near-equal tiles of at most mr and calls f(start, m).
@@ -742,6 +747,51 @@ void for_tiles(int64_t len, int mr, const F &f) {
         f(s, m);
         s += m;
     }
+}
+
+// An item's work, relative to the others' (for splitting the items
+// between threads): pixels x kernel-row calls (taps) x panels.
+double item_work(const call_ctx &c, int64_t item) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t per_blk = c.units + c.edge_units;
+    const int64_t blk = item / per_blk, unit = item % per_blk;
+    const int64_t p0 = (blk % c.blocks_per_group) * c.panels_per_block;
+    const double panels = double(std::min(p.np, p0 + c.panels_per_block) - p0);
+    if (c.contiguous || p.im2col_all)
+        return double(g.pixels() * (unit + 1) / c.units - g.pixels() * unit / c.units) * panels;
+    if (unit >= c.units) {  // an edge column: the band's rows, its taps in bounds
+        const int64_t edge_pixels = c.edge_units / g.N, e = (unit - c.units) % edge_pixels;
+        const int64_t ow = e < c.ow_lo ? e : c.ow_hi + (e - c.ow_lo);
+        const int64_t nkw = std::min(g.KW, g.IW + g.PL - ow * g.SW) - std::max<int64_t>(0, g.PL - ow * g.SW);
+        return double((c.band_hi - c.band_lo) * g.KH) * double(nkw) / double(g.KW) * panels;
+    }
+    const int64_t oh = unit % g.OH;
+    int64_t s_first, s_last;
+    call_range(c, p.copy_view ? oh : -1, &s_first, &s_last);
+    const bool band = c.edge_cols && oh >= c.band_lo && oh < c.band_hi;
+    return double((band ? c.ow_hi - c.ow_lo : g.OW) * (s_last - s_first + 1)) * panels;
+}
+
+// Where worker w's range of items starts when items [0, items), of total
+// work `total` (item_work), split into nw contiguous ranges of about equal
+// work; worker w takes [split_point(w), split_point(w + 1)).  Every worker
+// computes its own bounds, the same sums in the same order, so the ranges
+// tile [0, items) exactly (and nothing is allocated).  Equal item counts
+// were not equal work when the oc blocks differ (8 panels as 3 + 3 + 2:
+// at 2 threads one had 72 of 128 panel-rows; u8 res4a_branch2b 0.81x
+// oneDNN on the Zen 4 VM, 0.97x after).
+int64_t split_point(const call_ctx &c, int64_t items, int64_t nw, int64_t w, double total) {
+    if (w <= 0) return 0;
+    if (w >= nw) return items;
+    const double target = total * double(w) / double(nw);
+    double sum = 0.0;
+    for (int64_t i = 0; i < items; ++i) {
+        const double next = sum + item_work(c, i);
+        if (next >= target) return target - sum < next - target ? i : i + 1;
+        sum = next;
+    }
+    return items;
 }
 
 // One work item: a pixel unit x an oc block of one group.
@@ -1017,29 +1067,16 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
             break;
         }
     }
+    // Pixel units in a multiple of the threads when the blocks do not
+    // split evenly between them: 9 units on 2 threads left one with 5
+    // (res3b_branch2a, 784 pixels of 1x1 conv, 0.90x oneDNN at 2 threads
+    // in every type on the Zen 4 VM).  Units stay near-equal.
+    if (nthreads > 1 && (c.contiguous || p.im2col_all) && (c.blocks_per_group * g.G) % nthreads != 0 &&
+        c.units % nthreads != 0)
+        c.units = std::min(g.pixels(), ceil_div(c.units, nthreads) * nthreads);
     int64_t items = c.units * c.blocks_per_group * g.G;
     const int64_t nw = std::min<int64_t>(items, nthreads);
     const int64_t acc_bytes = int64_t(kConvMaxMR) * kConvNR * kMaxPanelsPerBlock * 4;
-    // Edge patches instead of the view (conv_plan::edge_patchable) when
-    // each view row would serve one item's tiles anyway: one oc block of
-    // one group (else every block would rebuild its rows' patches).
-    c.patches = p.edge_patchable && c.blocks_per_group == 1 && g.G == 1 && k.k_segments &&
-                (p.fold_kw || g.KW == 1);
-    const int64_t aux_bytes = p.im2col_all ? k.mr * c.row_bytes_im2col
-                              : c.patches  ? g.KH * patch_row_bytes(p.Wp * p.Cv * p.eb) + 64
-                                           : 0;
-    const int64_t slot_bytes = acc_bytes + aux_bytes;
-    // Scratch first: nothing is written to dst unless all of it is there.
-    uint8_t *view = nullptr;
-    if (p.copy_view && !c.patches) {
-        view = static_cast<uint8_t *>(
-            lowp::scratch_bpack().get(g.N * p.Hp * p.Wp * p.Cv * p.eb + 64));
-        if (!view) return anvil_out_of_memory;
-    }
-    auto *slots = static_cast<uint8_t *>(lowp::scratch_acc().get(slot_bytes * nw));
-    if (!slots) return anvil_out_of_memory;
-    if (view) fill_view(p, static_cast<const uint8_t *>(ops.src), src_zero_point, view);
-    c.src = view ? view : static_cast<const uint8_t *>(ops.src);
 
     const bool direct = p.path == conv_path::gemm_f32 && chain.out == lowp::out_type::f32 &&
                         chain.scales.empty() && !ops.bias && chain.ops.empty() &&
@@ -1089,7 +1126,6 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     // A tile's calls are its kernel rows (fold_kw, or KW = 1), a source row
     // apart: kernels with K segments reduce over them in one call.
     c.k_segments = k.k_segments && !p.im2col_all && (p.fold_kw || g.KW == 1);
-    c.seg_rs = (g.DH + 1) * (c.patches ? g.IW : p.Wp) * p.Cv * p.eb;
     // With one call per tile, fused kernels walk many tiles per call: a
     // contiguous 1x1 convolution's unit, or an output row.
     c.row_tiles = c.fused != nullptr && !p.im2col_all && p.path == conv_path::gemm_lp &&
@@ -1102,9 +1138,43 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     // weights, still in L2); threads take contiguous ranges of them all.
     plan_edge_columns(c);
     items = (c.units + c.edge_units) * c.blocks_per_group * g.G;
+    // Edge patches instead of the view when the kernels can read the
+    // source itself (conv_plan::edge_patchable for fp32; for lp kernels a
+    // u8 (zero point 0) or bf16 source that needs no channel padding or
+    // widening, with the row-tile kernels) and the patches are few: one oc
+    // block of one group (else every block would rebuild its rows'
+    // patches), or edge columns, which leave only the rows outside the band
+    // (2 per image for 3x3, pad 1) to patch.  The view's pass over the
+    // whole source had cost 2.7% of an fp32 28x28x128 3x3 layer at 1
+    // thread and 9% at 2 (Zen 4 VM: its lines go from one core to the other).
+    const bool lp_patchable = p.path == conv_path::gemm_lp && c.row_tiles && c.pad_zero &&
+                              !p.widen_a && p.src != src_elem::s8 && p.ICgp == g.ICg &&
+                              !p.im2col_all && (g.PT || g.PB || g.PL || g.PR);
+    c.patches = (p.edge_patchable || lp_patchable) && g.G == 1 && k.k_segments &&
+                (p.fold_kw || g.KW == 1) && (c.blocks_per_group == 1 || c.edge_cols);
+    c.seg_rs = (g.DH + 1) * (c.patches ? g.IW : p.Wp) * p.Cv * p.eb;
+    const int64_t aux_bytes = p.im2col_all ? k.mr * c.row_bytes_im2col
+                              : c.patches  ? g.KH * patch_row_bytes(p.Wp * p.Cv * p.eb) + 64
+                                           : 0;
+    const int64_t slot_bytes = acc_bytes + aux_bytes;
+    // Scratch first: nothing is written to dst unless all of it is there.
+    uint8_t *view = nullptr;
+    if (p.copy_view && !c.patches) {
+        view = static_cast<uint8_t *>(
+            lowp::scratch_bpack().get(g.N * p.Hp * p.Wp * p.Cv * p.eb + 64));
+        if (!view) return anvil_out_of_memory;
+    }
+    auto *slots = static_cast<uint8_t *>(lowp::scratch_acc().get(slot_bytes * nw));
+    if (!slots) return anvil_out_of_memory;
+    if (view) fill_view(p, static_cast<const uint8_t *>(ops.src), src_zero_point, view);
+    c.src = view ? view : static_cast<const uint8_t *>(ops.src);
+    double total_work = 0.0;
+    if (nw > 1)
+        for (int64_t i = 0; i < items; ++i) total_work += item_work(c, i);
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;
-        const int64_t i0 = items * w / nw, i1 = items * (w + 1) / nw;
+        const int64_t i0 = split_point(c, items, nw, w, total_work);
+        const int64_t i1 = split_point(c, items, nw, w + 1, total_work);
         for (int64_t it = i0; it < i1; ++it) run_item(c, it, slot, slot + acc_bytes);
         if (k.tile_backend) k.tile_backend->release_thread();  // leaving anvil's work
     };
