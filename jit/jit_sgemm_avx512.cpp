@@ -18,6 +18,7 @@ std::string jit_sgemm_avx512::kernel_name(const gemm::ukernel_desc &d) {
            (d.alpha_one ? "" : "_alpha") + ((d.flags & gemm::kUkFlagKSegments) ? "_kseg" : "") +
            ((d.flags & gemm::kUkFlagRowTiles) ? "_tiles" : "") +
            ((d.flags & gemm::kUkFlagBias) ? "_bias" : "") +
+           ((d.flags & gemm::kUkFlagNtStore) ? "_nt" : "") +
            (d.epi_ops ? "_epi" + std::to_string(d.epi_ops) : "");
 }
 
@@ -36,6 +37,7 @@ jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
       epi_ops_(d.epi_ops),
       has_add_(gemm::uk_epi_op(d.epi_ops, 0) == gemm::kUkEpiAdd ||
                gemm::uk_epi_op(d.epi_ops, 1) == gemm::kUkEpiAdd) {
+    nt_store_ = (d.flags & gemm::kUkFlagNtStore) != 0 && beta_ == beta_kind::zero;
     set_tile(d.m, d.n, 0, 0);
     std::vector<Reg64> saved{reg_b_pf};
     if (row_major_ && m_ > 10) saved.push_back(rbx);
@@ -45,6 +47,7 @@ jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
         tile_loop();
     else
         emit_tile();
+    if (nt_store_) sfence();  // the non-temporal stores are visible before the caller's next store
     postamble();
 }
 
@@ -402,8 +405,8 @@ void jit_sgemm_avx512::store_c() {
     const Reg64 reg_c = reg_a5, reg_ldc = reg_astr;  // free once the K loop is done
     // The top registers are B vectors or broadcasts during the loop (the
     // accumulators sit below them; with the fused epilogue m * nv <= 24),
-    // free now.
-    const Zmm z_alpha = Zmm(31), z_beta = Zmm(30), z_c = Zmm(29);
+    // free now (store_rows: alpha, beta, a C temporary).
+    const Zmm z_alpha = Zmm(31), z_beta = Zmm(30);
     mov(reg_c, c_source());
     mov(reg_ldc, ptr[reg_args + offsetof(ukernel_args, ldc)]);
     shl(reg_ldc, 2);
@@ -412,6 +415,29 @@ void jit_sgemm_avx512::store_c() {
     if (beta_ == beta_kind::general)
         vbroadcastss(z_beta, ptr[reg_args + offsetof(ukernel_args, beta)]);
     load_epilogue_args();
+    if (!nt_store_) {
+        store_rows(false);
+        return;
+    }
+    // Non-temporal stores need 64-byte aligned addresses: C and its row
+    // stride are checked once per tile (reg_k is free after the K loop).
+    Label plain, done;
+    mov(reg_k, reg_c);
+    or_(reg_k, reg_ldc);
+    test(reg_k, 63);
+    jnz(plain, T_NEAR);
+    store_rows(true);
+    jmp(done, T_NEAR);
+    L(plain);
+    store_rows(false);
+    L(done);
+}
+
+// The tile's rows from reg_c on: alpha, beta, the fused epilogue, the
+// store (nt: whole vectors by vmovntps, C known to be 64-byte aligned).
+void jit_sgemm_avx512::store_rows(bool nt) {
+    const Reg64 reg_c = reg_a5, reg_ldc = reg_astr;
+    const Zmm z_alpha = Zmm(31), z_beta = Zmm(30), z_c = Zmm(29);
     for (int i = 0; i < m_; ++i) {
         for (int j = 0; j < nv_; ++j) {
             const Address c = ptr[reg_c + j * kLanes * 4];
@@ -430,6 +456,8 @@ void jit_sgemm_avx512::store_c() {
             epilogue(a, j);
             if (tail_vec(j))
                 store_tail(*this, c, a, n_ % kLanes, k1);
+            else if (nt)
+                vmovntps(c, a);
             else
                 vmovups(c, a);
         }

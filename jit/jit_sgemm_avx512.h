@@ -61,6 +61,7 @@ private:
     void add_operand(const Xbyak::Zmm &a, const Xbyak::Reg64 &base, int j);
     void epilogue(const Xbyak::Zmm &a, int j);
     void store_c();
+    void store_rows(bool nt);
 
     gemm::a_access a_;
     gemm::beta_kind beta_;
@@ -73,6 +74,7 @@ private:
     bool bias_ = false;        // the fused epilogue adds args.bias (kUkFlagBias)
     uint8_t epi_ops_ = 0;      // its ops (ukernel_desc::epi_ops)
     bool has_add_ = false;     // one of them is the residual add
+    bool nt_store_ = false;    // whole vectors of C stored non-temporally (kUkFlagNtStore)
     bool whole_ = false;       // a whole-GEMM kernel (several tiles)
 
     // GPR map (System V: the args pointer arrives in rdi).

@@ -50,8 +50,9 @@ public:
     anvil_status_t get(const ukernel_desc &desc, ukernel_ref *out) const override {
         if (desc.m < 1 || desc.m > mr() || desc.n < 1 || desc.n > max_n(desc.m))
             return anvil_invalid_argument;
-        if ((desc.flags & ~(kUkFlagKSegments | kUkFlagRowTiles | kUkFlagBias)) != 0 ||
-            ((desc.flags != 0 || desc.epi_ops != 0) && desc.a != a_access::row_major))
+        if ((desc.flags & ~(kUkFlagKSegments | kUkFlagRowTiles | kUkFlagBias | kUkFlagNtStore)) != 0 ||
+            ((desc.flags != 0 || desc.epi_ops != 0) && desc.a != a_access::row_major) ||
+            ((desc.flags & kUkFlagNtStore) && desc.beta != beta_kind::zero))
             return anvil_unsupported;
         // The fused epilogue: at most one eltwise op and one residual add,
         // and its constants need the registers above 24 accumulators.

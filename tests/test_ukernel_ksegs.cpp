@@ -60,7 +60,8 @@ struct failures {
 // One call of S segments x T tiles against T reference calls, each over
 // its tile's segment rows laid end to end (K' = S * K).
 void run_case(const ukernel_ref &kr, int m, int n, int64_t K, int64_t segs, int64_t tiles,
-              float alpha, float beta, tu::rng &r, failures *bad_bits, failures *bad_sentinel) {
+              float alpha, float beta, tu::rng &r, failures *bad_bits, failures *bad_sentinel,
+              bool c_aligned = false) {
     const int64_t S = std::max<int64_t>(segs, 1), T = std::max<int64_t>(tiles, 1);
     // A rows a_rs apart; segments a_seg_rs apart (a convolution's rows
     // overlap from one to the next; disjoint ones too); tiles a_tile_rs.
@@ -88,8 +89,11 @@ void run_case(const ukernel_ref &kr, int m, int n, int64_t K, int64_t segs, int6
                 B[size_t((s * (K + skip) + k) * b_ld + j)] = v;
                 Bref[size_t((s * K + k) * b_ld + j)] = v;
             }
-    const int64_t ldc = n + 5, rows = T * m;
-    tu::cmat Cg(rows, n, ldc, m % 3), Cr(rows, n, ldc, 0);
+    // c_aligned: C and ldc 64-byte aligned (c() is kMargin = 37 floats
+    // into the buffer, so an offset of 11 floats aligns it).
+    const int64_t ldc = c_aligned ? (n + 15) / 16 * 16 + 16 : n + 5, rows = T * m;
+    tu::cmat Cg(rows, n, ldc, c_aligned ? 11 : m % 3), Cr(rows, n, ldc, 0);
+    if (c_aligned) REQUIRE(reinterpret_cast<uintptr_t>(Cg.c()) % 64 == 0);
     for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < n; ++j) {
             const float c0 = r.frac();
@@ -186,6 +190,42 @@ TEST_CASE("ukernel K segments and row tiles: bitwise one call per tile over the 
                     }
         }
     MESSAGE("K segments / row tiles: ", calls, " kernel calls compared");
+    INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
+    CHECK(bad_status.count == 0);
+    INFO(bad_bits.count, " calls differ from the reference, first:\n", bad_bits.first);
+    CHECK(bad_bits.count == 0);
+    INFO(bad_sentinel.count, " calls wrote outside C, first:\n", bad_sentinel.first);
+    CHECK(bad_sentinel.count == 0);
+}
+
+TEST_CASE("ukernel non-temporal stores: the same bits, aligned C or not; refused with beta != 0") {
+    const backend &be = anvil::gemm::select_backend();
+    if (!be.supports_k_segments()) return;  // (the flags test above covers refusal)
+    const uint8_t nt = uint8_t(kFlags | anvil::gemm::kUkFlagNtStore);
+    ukernel_ref refused;
+    CHECK(be.get(seg_desc(be, 2, 16, 1.0f, 1.0f, nt), &refused) != anvil_success);
+    tu::rng r(20261207);
+    failures bad_bits, bad_sentinel, bad_status;
+    int64_t calls = 0;
+    for (int m = 1; m <= be.mr(); ++m)
+        for (int n = 1; n <= be.nr(); n += (n < 17 ? 1 : 7))
+            for (const float alpha : {1.0f, 0.5f}) {
+                ukernel_ref kr;
+                if (be.get(seg_desc(be, m, n, alpha, 0.0f, nt), &kr) != anvil_success || !kr.fn) {
+                    bad_status.add("m=" + std::to_string(m) + " n=" + std::to_string(n));
+                    continue;
+                }
+                CHECK(std::string(kr.name).find("_nt") != std::string::npos);
+                for (const bool aligned : {true, false})
+                    for (const int64_t K : {int64_t(0), int64_t(3), int64_t(9)})
+                        for (const int64_t segs : {int64_t(1), int64_t(3)})
+                            for (const int64_t tiles : {int64_t(1), int64_t(2)}) {
+                                run_case(kr, m, n, K, segs, tiles, alpha, 0.0f, r, &bad_bits,
+                                         &bad_sentinel, aligned);
+                                ++calls;
+                            }
+            }
+    MESSAGE("non-temporal stores: ", calls, " kernel calls compared");
     INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
     CHECK(bad_status.count == 0);
     INFO(bad_bits.count, " calls differ from the reference, first:\n", bad_bits.first);

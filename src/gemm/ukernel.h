@@ -140,6 +140,13 @@ constexpr uint8_t kUkFlagKSegments = 1;
 constexpr uint8_t kUkFlagRowTiles = 2;
 // ukernel_desc.flags: add args.bias (the fused epilogue; same conditions).
 constexpr uint8_t kUkFlagBias = 4;
+// ukernel_desc.flags (beta = 0 only; same conditions): whole 16-column
+// stores to C bypass the caches (non-temporal, then a store fence before
+// the kernel returns) when C and ldc are 64-byte aligned, checked at each
+// call; otherwise ordinary stores.  The same values -- for an output much
+// larger than the cache, whose lines a write-allocate would first read
+// from memory and which its reader would not find in the cache anyway.
+constexpr uint8_t kUkFlagNtStore = 8;
 // ukernel_desc.epi_ops codes.
 enum : uint8_t { kUkEpiNone = 0, kUkEpiRelu = 1, kUkEpiLeaky = 2, kUkEpiClip = 3, kUkEpiAdd = 4 };
 constexpr uint8_t uk_epi_op(uint8_t epi_ops, int t) { return uint8_t((epi_ops >> (3 * t)) & 7); }
