@@ -29,7 +29,8 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
                 (d.epi_flags & lowp::EPI_BIAS ? "_bias" : "") +
                 (add_early ? add_name : "") + (d.epi_flags & lowp::EPI_RELU ? "_relu" : "") +
                 (d.epi_flags & lowp::EPI_LEAKY ? "_leaky" : "") + elt_names[elt] +
-                (add_early ? "" : add_name) + (d.epi_flags & lowp::EPI_ZP ? "_zp" : "");
+                (add_early ? "" : add_name) + (d.epi_flags & lowp::EPI_ZP ? "_zp" : "") +
+                (d.nt_store ? "_nt" : "");
     return name;
 }
 
@@ -276,6 +277,19 @@ void jit_lp_avx512::store_fused() {
     kortestw(d_.nv > 1 ? k2 : k1, d_.nv > 1 ? k2 : k1);  // CF: all ones (k2 full implies k1 full)
     jnc(masked, T_NEAR);
     full_cols_ = true;
+    if (nt_capable()) {
+        // Non-temporal stores need 64-byte aligned rows (a row is one line).
+        Label plain;
+        test(rax, 63);
+        jnz(plain, T_NEAR);
+        test(r10, 63);
+        jnz(plain, T_NEAR);
+        nt_ = true;
+        store_fused_rows();
+        nt_ = false;
+        jmp(done, T_NEAR);
+        L(plain);
+    }
     store_fused_rows();
     full_cols_ = false;
     jmp(done, T_NEAR);
@@ -351,6 +365,15 @@ bool jit_lp_avx512::comp_hoisted() const {
     return is_int() && (d_.epi_flags & lowp::EPI_COMP) && !(elt_op() && d_.nv == 2);
 }
 
+// Whether full tiles store non-temporally (desc.nt_store): two vectors a
+// row (a row of 32 f32 or bf16 values is one or two whole lines) of f32,
+// or of bf16 by the fast store (the exact bf16 sequence stores 32 bytes a
+// vector), and no transcendental op (those tiles have no full-tile path).
+bool jit_lp_avx512::nt_capable() const {
+    return d_.nt_store && d_.nv == 2 && !elt_op() &&
+           (d_.epi_out == lowp::EPI_F32 || fast_bf16_store());
+}
+
 bool jit_lp_avx512::fast_bf16_store() const {
     return d_.epi_out == lowp::EPI_BF16 && d_.kind == lowp::lp_kind::bf16 && !elt_op();
 }
@@ -385,7 +408,9 @@ void jit_lp_avx512::store_rows_bf16_fast() {
         for (int j = 0; j < d_.nv; ++j) finish_vec(acc(i, j), j);
         if (d_.nv > 1) {
             vcvtne2ps2bf16(packed, acc(i, 1), acc(i, 0));  // words 0..15 from acc(i, 0)
-            if (full_cols_)
+            if (nt_)
+                vmovntdq(ptr[rax], packed);
+            else if (full_cols_)
                 vmovdqu16(ptr[rax], packed);
             else
                 vmovdqu16(ptr[rax] | k_row, packed);
@@ -420,6 +445,7 @@ void jit_lp_avx512::store_rows_bf16_fast() {
     vpcmpud(k_tmp, screen_min, screen_tmp, 1);  // unsigned less-than
     kortestw(k_tmp, k_tmp);
     jz(done, T_NEAR);
+    if (nt_) sfence();  // the non-temporal stores before the exact ones over them
     load_dst_row0();
     for (int i = 0; i < rows_; ++i) {
         for (int j = 0; j < d_.nv; ++j) store_converted(acc(i, j), j);
@@ -548,6 +574,10 @@ Address jit_lp_avx512::dst_at(int offset, int j) const {
 }
 
 void jit_lp_avx512::store_converted(const Zmm &v, int j) {
+    if (nt_ && d_.epi_out == lowp::EPI_F32) {
+        vmovntps(ptr[rax + j * kVecBytes], v);
+        return;
+    }
     if (d_.epi_out == lowp::EPI_S32) {
         vmovdqu32(dst_at(j * kVecBytes, j), v);
         return;

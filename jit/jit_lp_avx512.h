@@ -58,6 +58,8 @@ private:
     void store_fused();
     void store_fused_rows();  // its rows, masked or (full_cols_) not
     Xbyak::Address dst_at(int offset, int j) const;
+    bool nt_ = false;         // emitting full_cols_ stores by non-temporal moves (nt_capable)
+    bool nt_capable() const;
     bool full_cols_ = false;  // emitting the store of a tile with every column
     void load_dst_row0();  // rax = dst of the chunk's first row
     void to_chunk_row(const Xbyak::Reg64 &p, const Xbyak::Reg64 &ld, const Xbyak::Reg64 &tmp);

@@ -24,7 +24,9 @@
 // The kernels depend on the CPU, not on the ISA cap: the suite runs once.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -76,8 +78,8 @@ struct operands {
     std::vector<uint8_t> a, b;
     std::vector<float> bias, scales, residual;
     std::vector<int32_t> colsum;
-    operands(lp_kind kind, int64_t rows_, int64_t kg_, tu::rng &r)
-        : rows(rows_), kg(kg_), a_rs(kg_ * 4 + 8), dst_ld(kNR + 5) {
+    operands(lp_kind kind, int64_t rows_, int64_t kg_, tu::rng &r, int64_t dst_ld_ = kNR + 5)
+        : rows(rows_), kg(kg_), a_rs(kg_ * 4 + 8), dst_ld(dst_ld_) {
         a.resize(size_t(rows * a_rs));
         b.resize(size_t(kg * kNR * 4));
         auto fill = [&](std::vector<uint8_t> &v, bool is_b) {
@@ -108,7 +110,12 @@ struct operands {
 std::vector<uint8_t> run_tiles(const lp_ukernel_ref &k, const operands &ops, int m, int n,
                                int64_t tiles, uint8_t out, bool one_call) {
     const int ob = out_bytes(out);
-    std::vector<uint8_t> dst(size_t((ops.rows + 2) * ops.dst_ld * ob), kSentinel);
+    // dst from a 64-byte boundary (with dst_ld a multiple of 64 bytes, the
+    // rows are aligned as non-temporal stores need).
+    const size_t dst_bytes = size_t((ops.rows + 2) * ops.dst_ld * ob);
+    std::vector<uint8_t> dst_buf(dst_bytes + 64, kSentinel);
+    uint8_t *const dst_base =
+        dst_buf.data() + (64 - reinterpret_cast<uintptr_t>(dst_buf.data()) % 64) % 64;
     std::vector<float> acc(size_t(lowp::kMR * kNR));
     lp_ukernel_args a{};
     a.b = ops.b.data();
@@ -129,7 +136,7 @@ std::vector<uint8_t> run_tiles(const lp_ukernel_ref &k, const operands &ops, int
     a.binary_ld = ops.dst_ld * 4;
     a.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
     a.store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
-    uint8_t *dst0 = dst.data() + ops.dst_ld * ob;  // a guard row above
+    uint8_t *dst0 = dst_base + ops.dst_ld * ob;  // a guard row above
     auto at_tile = [&](int64_t t) {
         a.a = ops.a.data() + t * m * ops.a_rs;
         a.dst = dst0 + t * m * a.dst_ld;
@@ -146,7 +153,7 @@ std::vector<uint8_t> run_tiles(const lp_ukernel_ref &k, const operands &ops, int
             k.fn(&a);
         }
     }
-    return dst;
+    return std::vector<uint8_t>(dst_base, dst_base + dst_bytes);
 }
 
 }  // namespace
@@ -298,6 +305,59 @@ TEST_CASE("lp kernels: K segments equal one call over the gathered A, bit for bi
     }
     }
     CHECK(ran > 0);
+}
+
+TEST_CASE("lp fused kernels: non-temporal stores (desc.nt_store) give the same bytes") {
+    struct epi_case {
+        uint8_t out, flags, binary;
+    };
+    int ran = 0;
+    for (lp_kind kind : {lp_kind::bf16, lp_kind::u8s8}) {
+        const lp_backend *be = avx512_for(kind);
+        if (!be) continue;
+        REQUIRE(be->supports_nt_store());
+        const uint8_t comp = kind == lp_kind::u8s8 ? lowp::EPI_COMP : 0;
+        const epi_case epis[] = {
+            {lowp::EPI_F32, uint8_t(comp | lowp::EPI_BIAS), lowp::EPI_ADD_F32},
+            {lowp::EPI_F32, uint8_t(comp | lowp::EPI_SCALE_N), lowp::EPI_ADD_NONE},
+            {lowp::EPI_BF16, uint8_t(comp | lowp::EPI_BIAS | lowp::EPI_RELU), lowp::EPI_ADD_F32},
+            {lowp::EPI_BF16, comp, lowp::EPI_ADD_NONE},
+            {lowp::EPI_U8, uint8_t(comp | lowp::EPI_SCALE_N | lowp::EPI_ZP), lowp::EPI_ADD_NONE},
+        };
+        tu::rng r(12);
+        for (const epi_case &e : epis)
+            for (int m : {1, 5, 12})
+                for (int n : {29, 32})
+                    for (int64_t tiles : {1, 3})
+                        for (int64_t dst_ld : {int64_t(kNR + 5), int64_t(64)})
+                            for (int zero_a : {0, 1}) {
+                                // zero_a: A = 0 and a denormal bias, so bf16's
+                                // fast store finds denormals and stores the
+                                // tile again exactly (over the non-temporal
+                                // stores).
+                                operands ops(kind, 3 * m, 5, r, dst_ld);
+                                if (zero_a) {
+                                    std::fill(ops.a.begin(), ops.a.end(), uint8_t(0));
+                                    ops.bias[size_t(n - 1)] = -0x1p-140f;
+                                }
+                                const int nv = 2;
+                                lp_ukernel_ref plain, nt;
+                                REQUIRE(be->get(lowp::make_lp_epi_desc(uint8_t(be->tier()), kind, m, nv,
+                                                                       false, e.out, e.flags, e.binary),
+                                                &plain) == anvil_success);
+                                REQUIRE(be->get(lowp::make_lp_epi_desc(uint8_t(be->tier()), kind, m, nv,
+                                                                       false, e.out, e.flags, e.binary,
+                                                                       false, true),
+                                                &nt) == anvil_success);
+                                CHECK(std::string(nt.name).find("_nt") != std::string::npos);
+                                INFO(nt.name, " n=", n, " tiles=", tiles, " dst_ld=", dst_ld,
+                                     " zero_a=", zero_a);
+                                CHECK(run_tiles(nt, ops, m, n, tiles, e.out, true) ==
+                                      run_tiles(plain, ops, m, n, tiles, e.out, true));
+                                ++ran;
+                            }
+    }
+    if (ran == 0) MESSAGE("no AVX-512 lp backend here: nothing to check");
 }
 
 TEST_CASE("lp fused kernels: bf16 output of every value class equals f32_to_bf16") {

@@ -149,6 +149,17 @@ void run_case(const ukernel_ref &kr, int m, int n, int64_t K, int64_t segs, int6
     if (Cg.sentinel_damage(&f)) bad_sentinel->add(what.str() + ": " + f);
 }
 
+// The sweeps' verdict: every kernel there, every call's bits the
+// reference's, nothing written outside C.
+void check_failures(const failures &bad_status, const failures &bad_bits, const failures &bad_sentinel) {
+    INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
+    CHECK(bad_status.count == 0);
+    INFO(bad_bits.count, " calls differ from the reference, first:\n", bad_bits.first);
+    CHECK(bad_bits.count == 0);
+    INFO(bad_sentinel.count, " calls wrote outside C, first:\n", bad_sentinel.first);
+    CHECK(bad_sentinel.count == 0);
+}
+
 }  // namespace
 
 TEST_CASE("ukernel K segments and row tiles: bitwise one call per tile over the rows laid end to end") {
@@ -190,12 +201,7 @@ TEST_CASE("ukernel K segments and row tiles: bitwise one call per tile over the 
                     }
         }
     MESSAGE("K segments / row tiles: ", calls, " kernel calls compared");
-    INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
-    CHECK(bad_status.count == 0);
-    INFO(bad_bits.count, " calls differ from the reference, first:\n", bad_bits.first);
-    CHECK(bad_bits.count == 0);
-    INFO(bad_sentinel.count, " calls wrote outside C, first:\n", bad_sentinel.first);
-    CHECK(bad_sentinel.count == 0);
+    check_failures(bad_status, bad_bits, bad_sentinel);
 }
 
 TEST_CASE("ukernel non-temporal stores: the same bits, aligned C or not; refused with beta != 0") {
@@ -226,12 +232,7 @@ TEST_CASE("ukernel non-temporal stores: the same bits, aligned C or not; refused
                             }
             }
     MESSAGE("non-temporal stores: ", calls, " kernel calls compared");
-    INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
-    CHECK(bad_status.count == 0);
-    INFO(bad_bits.count, " calls differ from the reference, first:\n", bad_bits.first);
-    CHECK(bad_bits.count == 0);
-    INFO(bad_sentinel.count, " calls wrote outside C, first:\n", bad_sentinel.first);
-    CHECK(bad_sentinel.count == 0);
+    check_failures(bad_status, bad_bits, bad_sentinel);
 }
 
 TEST_CASE("ukernel K segments: refused on column-major A and by the generic backends") {

@@ -956,6 +956,15 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
         lowp::fused_chain fc;
         if (!be.supports_fused_epilogue() || !lowp::fuse_chain(chain, &fc)) return anvil_success;
         const uint8_t epi_out = fc.out, epi_flags = fc.flags, epi_ops = fc.ops;
+        // Non-temporal stores for an f32 / bf16 output of at least a quarter
+        // of the L3, as for fp32 (make_plain below).  Zen 4 VM, 1 thread,
+        // MobileNet-v2 mb 8 bf16 block2_expand (19 MB output): see
+        // docs/conv.md.
+        const conv_geom &g = p.g;
+        const bool nt = be.supports_nt_store() && !p.im2col_all &&
+                        (epi_out == lowp::EPI_F32 || epi_out == lowp::EPI_BF16) &&
+                        g.N * g.OH * g.OW * g.OC * lowp::out_type_bytes(chain.out) >=
+                            cpu::info().caches.l3 / 4;
         for (int bias = 0; bias < 2; ++bias)
             for (int acc = 0; acc < 2; ++acc)
                 for (int m = 1; m <= k->mr; ++m)
@@ -965,7 +974,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                         const uint8_t f = uint8_t(epi_flags | (bias ? lowp::EPI_BIAS : 0));
                         const anvil_status_t st = be.get(
                             lowp::make_lp_epi_desc(uint8_t(be.tier()), p.lp, m, nv, acc, epi_out, f,
-                                                   epi_ops, p.widen_a),
+                                                   epi_ops, p.widen_a, nt),
                             &ref);
                         if (st != anvil_success) return st;
                         k->lp_fused[bias][acc][m][nv] = ref.fn;

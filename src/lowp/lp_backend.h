@@ -37,6 +37,9 @@ public:
     // Whether its kernels honour args.k_segs / a_seg_rs (lp_ukernel.h);
     // for the others a caller makes one call per segment.
     virtual bool supports_k_segments() const { return false; }
+    // Whether its fused-epilogue kernels take lp_ukernel_desc::nt_store
+    // (the others refuse descriptors with it).
+    virtual bool supports_nt_store() const { return false; }
     // Whether get() takes bf16 descriptors with a_f32 (A widened to fp32,
     // lp_ukernel.h), and whether those kernels outrun the others here: the
     // driver then widens A for calls of a few rows or more (lp_driver.cpp).

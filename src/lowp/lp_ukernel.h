@@ -176,7 +176,13 @@ struct lp_ukernel_desc {
     uint8_t nv;          // 1 or 2 vectors of 16 columns
     uint8_t accumulate : 1;  // 0 or 1
     uint8_t a_f32 : 1;       // bf16: A arrives widened to fp32 (see above)
-    uint8_t unused_bits : 6; // zero
+    // Fused epilogues of backends with supports_nt_store() only: a tile with
+    // every column there, 32 of them, stores its f32 or bf16 rows around the
+    // caches (non-temporal, then a store fence before the kernel returns)
+    // when dst and dst_ld are 64-byte aligned, checked per tile; otherwise
+    // as usual.  The same values (see gemm::kUkFlagNtStore).
+    uint8_t nt_store : 1;
+    uint8_t unused_bits : 5; // zero
     uint8_t epi_out;     // EPI_*: fused epilogue output type (0: none)
     uint8_t epi_flags;   // EPI_COMP | EPI_SCALE_* | EPI_BIAS | EPI_RELU / EPI_LEAKY | EPI_ZP
     uint8_t epi_ops;     // EPI_ADD_* | EPI_ADD_LATE | EPI_ELT_* (epi_out != 0 only)
@@ -197,8 +203,10 @@ inline lp_ukernel_desc make_lp_desc(uint8_t tier, lp_kind kind, int m, int nv, b
 
 inline lp_ukernel_desc make_lp_epi_desc(uint8_t tier, lp_kind kind, int m, int nv, bool accumulate,
                                         uint8_t epi_out, uint8_t epi_flags,
-                                        uint8_t epi_ops = EPI_ADD_NONE, bool a_f32 = false) {
+                                        uint8_t epi_ops = EPI_ADD_NONE, bool a_f32 = false,
+                                        bool nt_store = false) {
     lp_ukernel_desc d = make_lp_desc(tier, kind, m, nv, accumulate, a_f32);
+    d.nt_store = epi_out && nt_store ? 1 : 0;
     d.epi_out = epi_out;
     d.epi_flags = epi_out ? epi_flags : 0;
     d.epi_ops = epi_out ? epi_ops : 0;
