@@ -156,14 +156,16 @@ std::vector<uint8_t> run_tiles(const lp_ukernel_ref &k, const operands &ops, int
     return std::vector<uint8_t>(dst_base, dst_base + dst_bytes);
 }
 
+// A fused epilogue: output type, EPI_* flags, residual add.
+struct epi_case {
+    uint8_t out, flags, binary;
+};
+
 }  // namespace
 
 TEST_SUITE("once") {
 
 TEST_CASE("lp fused kernels: m_tiles row tiles equal tile-by-tile calls, bit for bit") {
-    struct epi_case {
-        uint8_t out, flags, binary;
-    };
     int ran = 0;
     for (lp_kind kind : {lp_kind::bf16, lp_kind::u8s8}) {
         const lp_backend *be = avx512_for(kind);
@@ -308,9 +310,6 @@ TEST_CASE("lp kernels: K segments equal one call over the gathered A, bit for bi
 }
 
 TEST_CASE("lp fused kernels: non-temporal stores (desc.nt_store) give the same bytes") {
-    struct epi_case {
-        uint8_t out, flags, binary;
-    };
     int ran = 0;
     for (lp_kind kind : {lp_kind::bf16, lp_kind::u8s8}) {
         const lp_backend *be = avx512_for(kind);
