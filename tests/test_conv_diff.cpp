@@ -770,29 +770,33 @@ TEST_CASE("conv: requantised outputs saturate on every path (fused stores includ
     }
 }
 
-TEST_CASE("conv: an fp32 output of a quarter of the L3 (non-temporal stores) vs the reference") {
-    // The JIT fp32 kernels store outputs of at least a quarter of the L3
-    // around the caches (conv_gemm.cpp): 1x1 and 3x3 layers past that size,
-    // plain, with a fused chain and with the portable one.
+TEST_CASE("conv: f32 and bf16 outputs of a quarter of the L3 (non-temporal stores) vs the reference") {
+    // The JIT kernels store f32 / bf16 outputs of at least a quarter of the
+    // L3 around the caches (conv_gemm.cpp): 1x1 and 3x3 layers past that
+    // size, plain, with a fused chain and with one they do not fuse
+    // (sigmoid: the portable chain for fp32, the masked path for lp).
     const int64_t l3 = anvil::cpu::info().caches.l3;
-    const int64_t image_bytes = 28 * 28 * 48 * 4;
-    const int64_t mb = (l3 / 4 + image_bytes - 1) / image_bytes;
-    if (mb > 512) {
-        MESSAGE("L3 of ", l3, " bytes: the output would be too large for a test, skipped");
-        return;
-    }
     uint64_t seed = 9500;
-    for (const char *geom : {"ic8ih28iw28_oc48_kh1", "ic5ih28iw28_oc48_kh3sh1ph1"}) {
-        conv_shape s;
-        std::string err;
-        REQUIRE(anvil::conv::parse_conv_descriptor("mb" + std::to_string(mb) + "_" + geom, &s, &err));
-        for (int ch : {0, 9, 5}) {
-            conv_cfg q;
-            q.s = s;
-            q.ops = chain(ch);
-            q.bias = ch == 9;
-            q.peer = false;  // the reference only (oneDNN would double the time)
-            run_case(q, seed++);
+    for (const dt type : {anvil_dt_f32, anvil_dt_bf16}) {
+        const int64_t image_bytes = 28 * 28 * 48 * (type == anvil_dt_f32 ? 4 : 2);
+        const int64_t mb = (l3 / 4 + image_bytes - 1) / image_bytes;
+        if (mb > 512) {
+            MESSAGE("L3 of ", l3, " bytes: the output would be too large for a test, skipped");
+            return;
+        }
+        for (const char *geom : {"ic8ih28iw28_oc48_kh1", "ic6ih28iw28_oc48_kh3sh1ph1"}) {
+            conv_shape s;
+            std::string err;
+            REQUIRE(anvil::conv::parse_conv_descriptor("mb" + std::to_string(mb) + "_" + geom, &s, &err));
+            for (int ch : {0, 9, 5}) {
+                conv_cfg q;
+                q.s = s;
+                q.src = q.wei = q.dst = type;
+                q.ops = chain(ch);
+                q.bias = ch == 9;
+                q.peer = false;  // the reference only (oneDNN would double the time)
+                run_case(q, seed++);
+            }
         }
     }
 }

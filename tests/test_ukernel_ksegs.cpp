@@ -48,14 +48,7 @@ ukernel_desc seg_desc(const backend &be, int m, int n, float alpha, float beta, 
     return d;
 }
 
-struct failures {
-    int64_t count = 0;
-    std::string first;
-    void add(const std::string &s) {
-        if (count < 12) first += s + "\n";
-        ++count;
-    }
-};
+using tu::failures;
 
 // One call of S segments x T tiles against T reference calls, each over
 // its tile's segment rows laid end to end (K' = S * K).
@@ -149,17 +142,6 @@ void run_case(const ukernel_ref &kr, int m, int n, int64_t K, int64_t segs, int6
     if (Cg.sentinel_damage(&f)) bad_sentinel->add(what.str() + ": " + f);
 }
 
-// The sweeps' verdict: every kernel there, every call's bits the
-// reference's, nothing written outside C.
-void check_failures(const failures &bad_status, const failures &bad_bits, const failures &bad_sentinel) {
-    INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
-    CHECK(bad_status.count == 0);
-    INFO(bad_bits.count, " calls differ from the reference, first:\n", bad_bits.first);
-    CHECK(bad_bits.count == 0);
-    INFO(bad_sentinel.count, " calls wrote outside C, first:\n", bad_sentinel.first);
-    CHECK(bad_sentinel.count == 0);
-}
-
 }  // namespace
 
 TEST_CASE("ukernel K segments and row tiles: bitwise one call per tile over the rows laid end to end") {
@@ -201,7 +183,7 @@ TEST_CASE("ukernel K segments and row tiles: bitwise one call per tile over the 
                     }
         }
     MESSAGE("K segments / row tiles: ", calls, " kernel calls compared");
-    check_failures(bad_status, bad_bits, bad_sentinel);
+    tu::check_failures(bad_status, bad_bits, bad_sentinel);
 }
 
 TEST_CASE("ukernel non-temporal stores: the same bits, aligned C or not; refused with beta != 0") {
@@ -232,7 +214,7 @@ TEST_CASE("ukernel non-temporal stores: the same bits, aligned C or not; refused
                             }
             }
     MESSAGE("non-temporal stores: ", calls, " kernel calls compared");
-    check_failures(bad_status, bad_bits, bad_sentinel);
+    tu::check_failures(bad_status, bad_bits, bad_sentinel);
 }
 
 TEST_CASE("ukernel K segments: refused on column-major A and by the generic backends") {

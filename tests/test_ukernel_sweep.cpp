@@ -60,14 +60,7 @@ std::string describe(int m, int n, int64_t K, a_access a, float alpha, float bet
 }
 
 // Collects failure descriptions; reports the count and the first few.
-struct failures {
-    int64_t count = 0;
-    std::string first;
-    void add(const std::string &s) {
-        if (count < 12) first += s + "\n";
-        ++count;
-    }
-};
+using tu::failures;
 
 // A operand for (m, K, addressing): NaN in every element outside the tile.
 struct a_operand {
@@ -206,12 +199,7 @@ void sweep_backend(const backend &be) {
         }
     }
     MESSAGE("ukernel sweep: ", calls, " kernel calls compared");
-    INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
-    CHECK(bad_status.count == 0);
-    INFO(bad_bits.count, " tiles differ from ref::sgemm_ukernel, first:\n", bad_bits.first);
-    CHECK(bad_bits.count == 0);
-    INFO(bad_sentinel.count, " tiles wrote outside C, first:\n", bad_sentinel.first);
-    CHECK(bad_sentinel.count == 0);
+    tu::check_failures(bad_status, bad_bits, bad_sentinel, "ref::sgemm_ukernel");
 }
 
 }  // namespace
@@ -306,12 +294,7 @@ TEST_CASE("ukernel sweep: whole small-GEMM kernels are bitwise the reference") {
             }
     }
     MESSAGE("whole small-GEMM sweep: ", calls, " kernel calls compared");
-    INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
-    CHECK(bad_status.count == 0);
-    INFO(bad_bits.count, " differ from ref::sgemm_ukernel, first:\n", bad_bits.first);
-    CHECK(bad_bits.count == 0);
-    INFO(bad_sentinel.count, " wrote outside C, first:\n", bad_sentinel.first);
-    CHECK(bad_sentinel.count == 0);
+    tu::check_failures(bad_status, bad_bits, bad_sentinel, "ref::sgemm_ukernel");
 }
 
 // B's last row ends exactly at a PROT_NONE page, so reading B(K-1, j) for

@@ -470,4 +470,26 @@ inline std::vector<std::string> wx_mappings() {
     return out;
 }
 
+// Failures of a kernel sweep: how many, and the first few described.
+struct failures {
+    int64_t count = 0;
+    std::string first;
+    void add(const std::string &s) {
+        if (count < 12) first += s + "\n";
+        ++count;
+    }
+};
+
+// A sweep's verdict: every kernel there, every call's bits those of
+// `against`, nothing written outside C.
+inline void check_failures(const failures &bad_status, const failures &bad_bits,
+                           const failures &bad_sentinel, const char *against = "the reference") {
+    INFO(bad_status.count, " kernels not available, first:\n", bad_status.first);
+    CHECK(bad_status.count == 0);
+    INFO(bad_bits.count, " calls differ from ", against, ", first:\n", bad_bits.first);
+    CHECK(bad_bits.count == 0);
+    INFO(bad_sentinel.count, " calls wrote outside C, first:\n", bad_sentinel.first);
+    CHECK(bad_sentinel.count == 0);
+}
+
 }  // namespace tu

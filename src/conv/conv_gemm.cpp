@@ -368,9 +368,10 @@ inline int64_t seg_k_read(const conv_plan &p, const tap_window &win) {
 }
 
 // len consecutive output pixels from global pixel q0, all of one output
-// row or all of a 1x1 convolution's contiguous unit, with a fused
-// epilogue (or, with a tap window, len pixels win.q_step apart).  The pixels split into ceil(len / mr) near-equal tiles (the
-// first `extra` a row taller), and each panel takes one kernel call per
+// row or all of a 1x1 convolution's contiguous unit (or, with a tap
+// window, len pixels win.q_step apart), with a fused epilogue.  The pixels
+// split into ceil(len / mr) near-equal tiles (the first `extra` a row
+// taller), and each panel takes one kernel call per
 // tile height (args.m_tiles; tile i's A starts i tiles of rows a_rs apart
 // further on), each reducing over the calls [s_first, s_last] as K segments
 // (a single call when there is one).  Near-equal, not mr-row tiles and a
@@ -660,9 +661,9 @@ const uint8_t *view_pixel(const call_ctx &c, int64_t n, int64_t hv, int64_t wv, 
     return c.src + pixel * p.Cv * p.eb + grp * p.ICgp * p.eb;
 }
 
-// Rows of at least this many pixels make edge columns worth it: a column
-// tile of fewer rows has too few accumulator chains to hide the latency
-// of the dot products (2 per row), and the taps it saves cost more.
+// Bands of at least this many output rows make edge columns worth it: a
+// column tile of fewer rows has too few accumulator chains to hide the
+// latency of the dot products (2 per row), and the taps it saves cost more.
 constexpr int64_t kMinEdgeColumnRows = 4;
 
 // Edge columns (call_ctx::edge_cols).  A pixel near the left or right
