@@ -40,8 +40,10 @@ std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
            (d.has_zero_point ? "_zp" : "") +
            (d.row_taps ? "_r" + std::to_string(d.row_taps) + "s" + std::to_string(d.row_step) : "") +
            (d.row_taps && d.narrow_int == conv::DW_INT_NARROW16 ? "_vnni" : "") +
-           (d.row_taps && conv::dw_byte_dot_rows(d.narrow_int) == 1 ? "_dot" : "") +
-           (d.row_taps && conv::dw_byte_dot_rows(d.narrow_int) > 1
+           (d.row_taps && conv::dw_byte_dot_rows(d.narrow_int) > 0 && d.kind == dw_kind::bf16
+                ? "_pair_g" + std::to_string(conv::dw_byte_dot_rows(d.narrow_int))
+            : d.row_taps && conv::dw_byte_dot_rows(d.narrow_int) == 1 ? "_dot"
+            : d.row_taps && conv::dw_byte_dot_rows(d.narrow_int) > 1
                 ? "_dot_g" + std::to_string(conv::dw_byte_dot_rows(d.narrow_int))
                 : "") +
            epi_suffix(d.epi);
@@ -56,9 +58,14 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     rs_ = rt_ ? d.row_step : 1;
     vnni_ = rt_ > 0 && is_int() && d.narrow_int == conv::DW_INT_NARROW16;
     dot_ = rt_ > 0 && is_int() && conv::dw_byte_dot_rows(d.narrow_int) > 0;
-    if (conv::dw_byte_dot_rows(d.narrow_int) > 0 && !dot_) XBYAK_THROW(ERR_INTERNAL)
+    if (conv::dw_byte_dot_rows(d.narrow_int) > 0 && !dot_ && !(d.kind == dw_kind::bf16 && rt_ > 0))
+        XBYAK_THROW(ERR_INTERNAL)
     g_ = dot_ ? conv::dw_byte_dot_rows(d.narrow_int) : 0;
     if (g_ > conv::kDwMaxDotRows) XBYAK_THROW(ERR_INTERNAL)
+    pair_rows_ = d.kind == dw_kind::bf16 && rt_ > 0 ? conv::dw_byte_dot_rows(d.narrow_int) : 0;
+    if (pair_rows_ > conv::kDwMaxDotRows) XBYAK_THROW(ERR_INTERNAL)
+    // vdpbf16ps: only on a tier that has it.
+    if (pair_rows_ > 0 && d.tier < anvil_isa_avx512_core_bf16) XBYAK_THROW(ERR_INTERNAL)
     rows_ = m_;
     if (rt_ && (rs_ < 1 || rs_ > conv::kDwMaxRowStep)) XBYAK_THROW(ERR_INTERNAL)
     elem_ = conv::dw_src_bytes(d.kind);
@@ -83,6 +90,10 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
         for (int l = 0; l < kLanes; ++l) dd((l & 1 ? kLanes : 0) + l / 2);      // kSplitLo
         for (int l = 0; l < kLanes; ++l) dd((l & 1 ? kLanes : 0) + 8 + l / 2);  // kSplitHi
         for (int l = 0; l < kLanes; ++l) dd(0xffff0000u);                        // kSplitMask
+        // kPairLo / kPairHi: channels 0..15 / 16..31 of a pair-dot slot
+        // from its accumulators (low-half pairs first; conv::dw_pair_pos).
+        for (int h = 0; h < 2; ++h)
+            for (int l = 0; l < kLanes; ++l) dd(uint32_t(conv::dw_pair_pos(16 * h + l)));
     }
     if (dot_) {
         if (!epi_out_) ud2();  // the end of the code, as emit_store_constants marks it
@@ -123,6 +134,7 @@ void jit_conv_dw_avx512::prologue() {
         mov(eax, 0xffff);
         vpbroadcastd(wmask(), eax);
     }
+    if (pair_rows_) vpxord(pair_zero(), pair_zero(), pair_zero());
     if (g_ > 1)
         for (int p = 0; p < 4; ++p) {
             mov(rax, uint64_t(0x1111111111111111ull) << p);
@@ -180,7 +192,10 @@ void jit_conv_dw_avx512::block_loop() {
     mov(reg_soff, ptr[rsp + kFrameSrcOff]);
     xor_(reg_coff, reg_coff);
     mov(reg_acc, ptr[rsp + kFrameAcc]);
-    channel_loop();
+    if (pair_rows_)
+        pair_channel_loop();
+    else
+        channel_loop();
     next_block(loop);
     L(done);
 }
@@ -243,9 +258,9 @@ void jit_conv_dw_avx512::block(int nb, bool tail) {
 // Accumulators of a split pair pass (even channels in acc(r, 0), odd ones
 // in acc(r, 1)) back to channel order: two permutes per pixel.  The
 // weights' registers are dead here.
-void jit_conv_dw_avx512::interleave_pair() {
-    vmovdqu32(split_idx(0), ptr[rip + split_consts_ + kSplitLo * kVecBytes]);
-    vmovdqu32(split_idx(1), ptr[rip + split_consts_ + kSplitHi * kVecBytes]);
+void jit_conv_dw_avx512::interleave_pair(int lo_idx, int hi_idx) {
+    vmovdqu32(split_idx(0), ptr[rip + split_consts_ + lo_idx * kVecBytes]);
+    vmovdqu32(split_idx(1), ptr[rip + split_consts_ + hi_idx * kVecBytes]);
     const Zmm hi(16);
     for (int r = 0; r < m_; ++r) {
         vmovaps(hi, acc(r, 0));
@@ -863,9 +878,9 @@ void jit_conv_dw_avx512::store_bf16_fast(int nb, bool tail) {
             // needless exact re-store.
             vpminud(screen_min, screen_min, screen_tmp);
         }
-        if (nb == 2) {  // never a tail: 32 channels, 64 bytes
+        if (nb == 2) {  // 32 channels, 64 bytes (a pair-dot tail: k_words of them)
             vcvtne2ps2bf16(packed, acc(r, 1), acc(r, 0));  // words 0..15 from acc(r, 0)
-            vmovdqu16(ptr[acc_at(r)], packed);
+            vmovdqu16(tail ? ptr[acc_at(r)] | k_words : ptr[acc_at(r)], packed);
         } else {
             const Ymm half(packed.getIdx());
             vcvtneps2bf16(half, acc(r, 0));
@@ -879,7 +894,8 @@ void jit_conv_dw_avx512::store_bf16_fast(int nb, bool tail) {
     kortestw(k2, k2);
     jz(done, T_NEAR);
     for (int r = 0; r < rows_; ++r)
-        for (int j = 0; j < nb; ++j) store_converted(ptr[acc_at(r) + j * kLanes * 2], acc(r, j), tail);
+        for (int j = 0; j < nb; ++j)
+            store_converted(ptr[acc_at(r) + j * kLanes * 2], acc(r, j), masked(j, nb, tail));
     L(done);
 }
 

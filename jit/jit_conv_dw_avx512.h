@@ -150,12 +150,36 @@ private:
     bool split_pair(int nb, bool tail) const {
         return d_.kind == conv::dw_kind::bf16 && rt_ > 0 && nb == 2 && !tail && rs_ == 2;
     }
-    void interleave_pair();
+    void interleave_pair(int lo_idx = kSplitLo, int hi_idx = kSplitHi);
     static Xbyak::Zmm split_idx(int i) { return Xbyak::Zmm(28 + i); }
     static Xbyak::Zmm split_mask() { return Xbyak::Zmm(31); }
     Xbyak::Label split_consts_;  // the vectors below, 64 bytes each
-    enum { kSplitEven = 0, kSplitOdd = 1, kSplitLo = 2, kSplitHi = 3, kSplitMask = 4 };
+    enum { kSplitEven = 0, kSplitOdd = 1, kSplitLo = 2, kSplitHi = 3, kSplitMask = 4, kPairLo = 5, kPairHi = 6 };
     void set_acc_rows();             // row pointers for store()
+    // bf16 pair-dot kernels (pair_rows_ = G > 0; conv::dw_ukernel_desc::
+    // narrow_int), jit_conv_dw_pair.cpp.  Channels go in 32-channel slots
+    // (the last one 1..32 channels: up to 16 on ymm, more on zmm with a
+    // word mask).  For each pair of kernel rows, each src column's two
+    // rows (32 bf16 channels each) are interleaved word by word with
+    // vpunpcklwd / vpunpckhwd -- a row alone with zero words -- into two
+    // vectors of 16 (row a, row b) pairs, which one vdpbf16ps each
+    // multiplies by the pair-form weights: two kernel rows per instruction
+    // and no widening.  The accumulators hold the slot's channels in the
+    // unpack order (conv::dw_pair_pos) and are permuted back to channel
+    // order before the store.  Registers: accumulators as acc(r, j) (j = 0
+    // the low-half pairs, 1 the high), the weights of tap k in wr(k, j),
+    // the two rows' columns in zmm26 / zmm27, the pairs in zmm28 / zmm29,
+    // zero in zmm30; rbx / rax walk the two rows' columns; k3 (k_words)
+    // the words of a zmm tail, k_tail its channels past 16 (or a ymm
+    // tail's channels).
+    void pair_channel_loop();
+    void pair_slot(bool wide, bool tail);
+    void pair_rows(int q, bool wide, bool tail);  // pair q of the call's rows
+    void pair_load(int idx, const Xbyak::Address &src, bool wide, bool tail);
+    void pair_unpermute(bool wide);
+    static Xbyak::Zmm pair_zero() { return Xbyak::Zmm(30); }
+    const Xbyak::Opmask k_words = k3;
+    int pair_rows_ = 0;
     void store(int nb, bool tail);
     // Fused epilogue (d_.epi != 0): reg_acc / reg_ldc address dst (bytes);
     // each accumulator is finished and converted in registers (the lp

@@ -26,10 +26,16 @@ public:
     bool supports_byte_dot() const override {
         return (cpu::effective_features() & cpu::f_avx512_vnni) != 0 && cpu::info().avx512_vbmi;
     }
+    // vdpbf16ps needs the cap to allow AVX512-BF16.
+    bool supports_bf16_pair_dot() const override {
+        return (cpu::effective_features() & cpu::f_avx512_bf16) != 0;
+    }
     anvil_status_t get(const dw_ukernel_desc &desc, dw_ukernel_ref *out) const override {
         if (!dw_desc_valid(desc)) return anvil_invalid_argument;
-        const bool byte_dot = dw_byte_dot_rows(desc.narrow_int) > 0;
+        const bool pair_dot = desc.kind == dw_kind::bf16 && dw_byte_dot_rows(desc.narrow_int) > 0;
+        const bool byte_dot = !pair_dot && dw_byte_dot_rows(desc.narrow_int) > 0;
         if (byte_dot && !supports_byte_dot()) return anvil_unsupported;
+        if (pair_dot && !supports_bf16_pair_dot()) return anvil_unsupported;
         // The descriptor as cached: this tier and no stray reserved bytes.
         // narrow_int row kernels use vpdpwssd where the cap allows VNNI
         // (the tier byte records it); otherwise the promise is dropped.
@@ -40,13 +46,13 @@ public:
         // jit_conv_dw_avx512::store_bf16_fast).
         const bool bf16_out = (desc.epi & DW_EPI_OUT_MASK) == lowp::EPI_BF16 &&
                               (cpu::effective_features() & cpu::f_avx512_bf16) != 0;
-        const anvil_isa_t tier = bf16_out ? anvil_isa_avx512_core_bf16
+        const anvil_isa_t tier = bf16_out || pair_dot ? anvil_isa_avx512_core_bf16
                                  : vnni   ? anvil_isa_avx512_core_vnni
                                           : anvil_isa_avx512_core;
         const dw_ukernel_desc d =
             make_dw_desc(uint8_t(tier), desc.kind,
                          desc.m, desc.has_zero_point != 0, desc.row_taps, desc.row_step,
-                         byte_dot ? desc.narrow_int : vnni ? DW_INT_NARROW16 : 0, desc.epi);
+                         byte_dot || pair_dot ? desc.narrow_int : vnni ? DW_INT_NARROW16 : 0, desc.epi);
         cache::kernel_ptr k;
         const anvil_status_t st =
             jit::cached_kernel<jit::jit_conv_dw_avx512>(t_front_dw_avx512, d, "conv_dw_avx512:", &k);

@@ -1184,4 +1184,51 @@ TEST_CASE("conv int8 depthwise: byte-dot kernels give the int32-row kernels' byt
         [](int on) { anvil::conv::set_dw_byte_dot_override(on); });
     MESSAGE(compared, " convolutions compared");
 }
+
+// bf16 depthwise convolutions on the pair-dot kernels (two kernel rows per
+// vdpbf16ps; forced on and off here wherever the cap allows AVX512-BF16,
+// the default where vdpbf16ps is not slow: cpu_info::bf16_dot_half_rate)
+// give the FMA kernels' bytes on integer data (every sum exact): 3x3
+// stride 1 and 2, 5x5, dilation, maps whose rows see 1..3 kernel rows,
+// channel counts with every last-slot shape (ymm whole / masked, zmm
+// masked), fused and unfused chains, bf16 / f32 outputs.  With random
+// fractions the sums round in another order; those stay within the
+// accumulation bound against the reference (forced on).
+TEST_CASE("conv bf16 depthwise: pair-dot kernels give the FMA kernels' bytes on integer data") {
+    const anvil::conv::dw_backend &be = anvil::conv::select_dw_backend();
+    if (!be.supports_bf16_pair_dot()) return;
+    struct restore_t {
+        ~restore_t() { anvil::conv::set_dw_bf16_pair_override(-1); }
+    } restore;
+    const std::vector<const char *> descs = {
+        "g32mb1ic32ih13iw17oc32kh3ph1",  "g77mb1ic77ih9iw11oc77kh3sh2ph1",    "g144mb2ic144ih8iw8oc144kh3ph1",
+        "g50mb1ic50ih12iw12oc50kh5ph2",  "g130mb1ic130ih9iw10oc130kh3dh1ph2", "g16mb1ic16ih6iw30oc16kh3sh2ph1",
+        "g24mb1ic24ih7iw7oc24kh3ph1",    "g9mb1ic9ih5iw12oc9kh3ph1",          "g40mb1ic40ih3iw9oc40kh3ph1"};
+    const int compared = same_bytes_both_ways(
+        descs, 3, 6161,
+        [](conv_cfg &q, int variant) {
+            q.src = q.wei = anvil_dt_bf16;
+            q.dst = variant == 1 ? anvil_dt_f32 : anvil_dt_bf16;
+            q.f = fill::small_int;
+            q.bias = variant != 0;
+            q.scale_mode = variant == 2 ? 2 : 0;
+            q.ops = chain(variant == 0 ? 0 : 1);
+        },
+        [](int on) { anvil::conv::set_dw_bf16_pair_override(on); });
+    MESSAGE(compared, " convolutions compared");
+    anvil::conv::set_dw_bf16_pair_override(1);
+    uint64_t seed = 6262;
+    for (const char *desc : descs)
+        for (int variant = 0; variant < 2; ++variant) {
+            conv_cfg q;
+            std::string err;
+            REQUIRE(anvil::conv::parse_conv_descriptor(desc, &q.s, &err));
+            q.src = q.wei = anvil_dt_bf16;
+            q.dst = variant ? anvil_dt_bf16 : anvil_dt_f32;
+            q.f = fill::fraction;
+            q.bias = variant != 0;
+            q.ops = chain(variant);
+            run_case(q, seed++);
+        }
+}
 }  // TEST_SUITE("once")

@@ -169,14 +169,36 @@ struct acc_block {
 // The contract as a plain loop: want(r, c) for r < m (all the call's
 // pixels: nblocks * the kernel's m), c < channels.
 // exact_fp: s + x * w (integer data: exact); otherwise std::fma.
-std::vector<uint32_t> reference(const dw_ukernel_args &a, dw_kind kind, bool zp_on, int m) {
+// pair_rows G > 0 (bf16 pair-dot kernels): the taps are G rows of R =
+// ntaps / G, taken in the contract's order -- per pair of rows (2q, 2q +
+// 1), per k, row 2q's tap, then row 2q + 1's -- each step an fma (the
+// products of two bf16 are exact in fp32, so that is vdpbf16ps' rounded
+// sum).
+std::vector<int64_t> tap_order(int64_t ntaps, int pair_rows) {
+    std::vector<int64_t> order;
+    if (pair_rows <= 0) {
+        for (int64_t t = 0; t < ntaps; ++t) order.push_back(t);
+        return order;
+    }
+    const int64_t R = ntaps / pair_rows;
+    for (int q = 0; 2 * q < pair_rows; ++q)
+        for (int64_t k = 0; k < R; ++k) {
+            order.push_back(2 * q * R + k);
+            if (2 * q + 1 < pair_rows) order.push_back((2 * q + 1) * R + k);
+        }
+    return order;
+}
+
+std::vector<uint32_t> reference(const dw_ukernel_args &a, dw_kind kind, bool zp_on, int m,
+                                int pair_rows = 0) {
     std::vector<uint32_t> out(size_t(m * a.channels));
     const int64_t elem = anvil::conv::dw_src_bytes(kind);
+    const std::vector<int64_t> order = tap_order(a.ntaps, pair_rows);
     for (int r = 0; r < m; ++r)
         for (int64_t c = 0; c < a.channels; ++c) {
             float s = 0.0f;
             uint32_t si = 0;
-            for (int64_t t = 0; t < a.ntaps; ++t) {
+            for (int64_t t : order) {
                 const uint8_t *x = a.src_taps[t] + r * a.pix_stride + c * elem;
                 const uint8_t *w = static_cast<const uint8_t *>(a.w_taps[t]) + c * 4;
                 if (kind == dw_kind::f32 || kind == dw_kind::bf16) {
@@ -220,7 +242,7 @@ std::string describe(const char *backend, const char *kname, dw_kind kind, int m
 std::string run_and_check(const dw_backend &be, const dw_ukernel_ref &k, dw_kind kind, int m,
                           int64_t nblocks, bool zp_on, int32_t zp, int64_t channels,
                           int64_t acc_pad, operands &ops, tu::fault_reporter &fr,
-                          const void *const *kernel_w = nullptr) {
+                          const void *const *kernel_w = nullptr, int pair_rows = 0) {
     acc_block acc(channels + acc_pad);
     dw_ukernel_args a{};
     a.src_taps = ops.src_taps.data();
@@ -239,7 +261,7 @@ std::string run_and_check(const dw_backend &be, const dw_ukernel_ref &k, dw_kind
     k.fn(&a);
     a.w_taps = ops.w_taps.data();
     const int rows = int(m * nblocks);
-    const std::vector<uint32_t> want = reference(a, kind, zp_on, rows);
+    const std::vector<uint32_t> want = reference(a, kind, zp_on, rows, pair_rows);
     for (size_t i = 0; i < acc.raw.size(); ++i) {
         const int64_t e = int64_t(i) - kMargin;
         const int64_t r = e >= 0 ? e / acc.acc_ld : -1, c = e >= 0 ? e % acc.acc_ld : e;
@@ -453,6 +475,82 @@ int64_t byte_dot_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
     return calls;
 }
 
+// The pair-form rows (conv::dw_pair_pos) of ops' bf16-valued f32 weight
+// rows for a call of G kernel rows of R taps: entry w_taps[2 q R + k] for
+// pair q, tap k (the other entries null: not read), each row padded with
+// zero entries to a multiple of 32, the last one ending at a guard page.
+std::vector<const void *> pair_rows_of(const operands &ops, int G, int64_t channels, tu::guarded &store) {
+    const int64_t ntaps = int64_t(ops.w_taps.size()), R = ntaps / G;
+    const int64_t row = (channels + 31) / 32 * 32;
+    const int64_t nrows = (G + 1) / 2 * R;
+    auto *base = reinterpret_cast<uint32_t *>(store.end()) - nrows * row;
+    std::memset(base, 0, size_t(nrows * row * 4));
+    auto h = [&](int64_t t, int64_t c) {
+        float w;
+        std::memcpy(&w, static_cast<const uint8_t *>(ops.w_taps[size_t(t)]) + c * 4, 4);
+        return uint16_t(tu::bits(w) >> 16);
+    };
+    std::vector<const void *> rows(size_t(ntaps), nullptr);
+    for (int q = 0, i = 0; 2 * q < G; ++q)
+        for (int64_t k = 0; k < R; ++k, ++i) {
+            uint32_t *e = base + i * row;
+            const int64_t ta = 2 * q * R + k, tb = (2 * q + 1) * R + k;
+            for (int64_t c = 0; c < channels; ++c)
+                e[anvil::conv::dw_pair_pos(c)] = anvil::conv::dw_pair_entry(h(ta, c), 2 * q + 1 < G ? h(tb, c) : 0);
+            rows[size_t(ta)] = e;
+        }
+    return rows;
+}
+
+// bf16 pair-dot kernels (dw_byte_dot_mode(G) on kind bf16): G = 1..4
+// kernel rows, R, S, m, nblocks, channel counts over whole 32-channel
+// slots and every last slot (ymm up to 16, whole or masked; zmm masked),
+// integer data (exact) and random fractions (rounded: the contract's
+// order, bit for bit), against the reference in that order.  Fractions
+// keep their exponents near 1, so no product or sum is denormal
+// (vdpbf16ps would flush it).
+int64_t pair_dot_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
+    tu::rng rng(seed);
+    operands ops;
+    tu::guarded wstore{size_t(kMaxNtaps) * 160 * 4 + 4096};
+    tu::fault_reporter fr;
+    int64_t calls = 0;
+    for (int G = 1; G <= anvil::conv::kDwMaxDotRows; ++G)
+        for (int R = 1; R <= anvil::conv::kDwMaxRowTaps; ++R)
+            for (int S = 1; S <= anvil::conv::kDwMaxRowStep; ++S)
+                for (int m = 1; m <= kDwMaxM; ++m) {
+                    dw_ukernel_ref k;
+                    REQUIRE(be.get(anvil::conv::make_dw_desc(uint8_t(be.tier()), dw_kind::bf16, m, false, R, S,
+                                                             anvil::conv::dw_byte_dot_mode(G)),
+                                   &k) == anvil_success);
+                    CHECK(std::string(k.name).find("_pair_g" + std::to_string(G)) != std::string::npos);
+                    for (int64_t ch : {int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(31),
+                                       int64_t(32), int64_t(33), int64_t(48), int64_t(64 + 13), int64_t(128 + 2)}) {
+                        ++calls;
+                        const bool frac = calls % 2 == 0;
+                        auto fill = [&](uint8_t *p, bool weight) {
+                            const float v = frac ? rng.frac() * std::ldexp(1.0f, int(rng.ival(-4, 4)))
+                                                 : float(rng.ival(-16, 16));
+                            const uint32_t b = tu::bits(v) & 0xffff0000u;  // a bf16 value
+                            if (weight) {
+                                std::memcpy(p, &b, 4);
+                            } else {
+                                const uint16_t hb = uint16_t(b >> 16);
+                                std::memcpy(p, &hb, 2);
+                            }
+                        };
+                        const int64_t nb = kBlocks[calls % 3];
+                        place_rows(ops, dw_kind::bf16, int(m * nb), R, S, ch, G, 1 + (calls / 3) % 2,
+                                   [&](uint8_t *p) { fill(p, false); }, [&](uint8_t *p) { fill(p, true); });
+                        const std::vector<const void *> w = pair_rows_of(ops, G, ch, wstore);
+                        const std::string diff = run_and_check(be, k, dw_kind::bf16, m, nb, false, 0, ch,
+                                                               1 + calls % 5, ops, fr, w.data(), G);
+                        if (!diff.empty() && ++*failed <= 10) FAIL_CHECK(diff);
+                    }
+                }
+    return calls;
+}
+
 // f32 fractions (20 significant bits, so products round): bitwise equal to
 // the std::fma loop.
 int64_t fraction_sweep(const dw_backend &be, uint64_t seed, int64_t *failed) {
@@ -615,6 +713,36 @@ TEST_CASE("dw ukernel: byte-dot row kernels (vpdpbusd on permuted source bytes)"
         anvil::conv::make_dw_desc(0, dw_kind::u8, 4, false, 0, 1, anvil::conv::DW_INT_BYTE_DOT)));
     CHECK(anvil::conv::make_dw_desc(0, dw_kind::f32, 4, false, 3, 1, anvil::conv::DW_INT_BYTE_DOT)
               .narrow_int == 0);
+}
+
+TEST_CASE("dw ukernel: bf16 pair-dot kernels (vdpbf16ps on word-interleaved rows)") {
+    for (const dw_backend *be : backends_under_cap()) {
+        dw_ukernel_ref k;
+        const auto desc = anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind::bf16, 4, false, 3, 1,
+                                                    anvil::conv::dw_byte_dot_mode(3));
+        if (!be->supports_bf16_pair_dot()) {
+            CHECK(be->get(desc, &k) == anvil_unsupported);
+            continue;
+        }
+        int64_t failed = 0;
+        const int64_t calls = pair_dot_sweep(*be, 919, &failed);
+        MESSAGE(std::string(be->name()) << ": " << calls << " pair-dot calls, " << failed << " failures");
+        CHECK(failed == 0);
+    }
+    // Only the JIT backend has them, and only with AVX512-BF16 under the cap.
+    const dw_backend *jit = anvil::conv::jit_avx512_dw_backend();
+    if (jit && (anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_core))
+        CHECK(jit->supports_bf16_pair_dot() ==
+              ((anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_bf16) != 0));
+    // The descriptor needs row_taps; f32 drops the mode.
+    CHECK(!anvil::conv::dw_desc_valid(
+        anvil::conv::make_dw_desc(0, dw_kind::bf16, 4, false, 0, 1, anvil::conv::dw_byte_dot_mode(2))));
+    CHECK(anvil::conv::make_dw_desc(0, dw_kind::f32, 4, false, 3, 1, anvil::conv::dw_byte_dot_mode(2))
+              .narrow_int == 0);
+    // dw_pair_pos: a permutation of each 32-channel slot.
+    std::vector<int> seen(64, 0);
+    for (int64_t c = 0; c < 64; ++c) ++seen[size_t(anvil::conv::dw_pair_pos(c))];
+    CHECK(std::count(seen.begin(), seen.end(), 1) == 64);
 }
 
 TEST_CASE("dw ukernel: nblocks < 1 writes nothing") {

@@ -21,6 +21,7 @@ constexpr int64_t kDwChannelBlock = 256;
 // kDwAccEntries / channels rows, at least kDwMaxM.
 constexpr int64_t kDwAccEntries = 4096;
 static_assert(kDwAccEntries >= kDwMaxM * kDwChannelBlock, "acc buffer holds a tile");
+static_assert(kDwChannelBlock % 32 == 0, "pair-form weight rows go in 32-channel slots");
 // Maps at most this wide run in groups of rows (run_row_group): all of
 // them now (measured faster on every MobileNet-v2 layer), the knob stays.
 constexpr int64_t kDwGroupMaxOW = 1 << 20;
@@ -32,6 +33,7 @@ struct dw_ctx {
     const conv_dw_kernels *k;
     const uint8_t *src;
     const float *w;  // f32 or int32 rows, cpad entries each (byte-dot rows: conv_dw_kernels::byte_dot)
+    const uint32_t *pair_w = nullptr;  // bf16 pair-form rows (conv_plan::dw_pair_offset)
     int32_t zero_point;
     int64_t cblocks;
     const lowp::lp_epilogue *epi;  // nullptr: write dst directly
@@ -54,6 +56,11 @@ struct dw_ctx {
         }
         return fused ? (k->row_taps > 0 ? fused_row : fused_fn) : k->row_taps > 0 ? k->fn_row : k->fn;
     }
+    // Whether interior_fns(nkh) are bf16 pair-dot kernels (they read the
+    // pair-form weight rows: set_pair_weights).
+    bool interior_pair(int64_t nkh) const {
+        return k->bf16_pair && nkh >= 2 && nkh <= kDwMaxDotRows && k->fn_grows[nkh][1] != nullptr;
+    }
     uint8_t *dst = nullptr;
     int64_t out_bytes = 0;
     const float *scales = nullptr;  // channel 0 (scales_per_n) or the one scale
@@ -72,6 +79,21 @@ void set_fused_args(const dw_ctx &c, int64_t c0, dw_ukernel_args *a) {
 }
 
 const float kOne = 1.0f;  // the scale of a chain without scales
+
+// A pair-dot call's weights (dw_ukernel_desc::narrow_int on bf16): for its
+// kernel rows kh_lo .. kh_hi - 1 in pairs, the first row's taps point at
+// the pair-form rows of (kh, kh + 1), or of (kh, none) for a row alone;
+// channels from c0 (a multiple of 32: pair rows go in 32-channel slots).
+void set_pair_weights(const dw_ctx &c, const void **w_taps, int64_t kh_lo, int64_t kh_hi, int64_t c0) {
+    const conv_plan &p = *c.p;
+    const conv_geom &g = p.g;
+    const int64_t rows = kh_hi - kh_lo;
+    for (int64_t i = 0; i < rows; i += 2) {
+        const int64_t alone = i + 1 < rows ? 0 : 1;
+        for (int64_t kw = 0; kw < g.KW; ++kw)
+            w_taps[i * g.KW + kw] = c.pair_w + ((alone * g.KH + kh_lo + i) * g.KW + kw) * p.dw_pair_cpad + c0;
+    }
+}
 
 void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_t **src_taps,
                    const void **w_taps) {
@@ -124,7 +146,7 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     // Runs nb blocks of m pixels from ow0 with the taps kw in [kw_lo,
     // kw_hi): one kernel call (more when acc_buf fills up).
     auto call = [&](const dw_ukernel_fn *fns, int64_t ow0, int64_t m, int64_t nb, int64_t kw_lo,
-                    int64_t kw_hi) {
+                    int64_t kw_hi, bool pair = false) {
         int64_t t = 0;
         const int64_t iw0 = ow0 * g.SW - g.PL;
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
@@ -132,6 +154,7 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
                 src_taps[t] = img + ((ih0 + kh * dh) * g.IW + iw0 + kw * dw) * pix_bytes;
                 w_taps[t] = c.w + (kh * g.KW + kw) * p.dw_cpad + c0;
             }
+        if (pair) set_pair_weights(c, w_taps, kh_lo, kh_hi, c0);
         a.ntaps = t;
         a.m = m;
         while (nb > 0) {
@@ -176,8 +199,9 @@ void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
         // Full kernel rows, kh-major: groups of KW taps kw * dw pixels
         // apart, which row kernels take when that is the pixel stride.
         const dw_ukernel_fn *fns = c.interior_fns(kh_hi - kh_lo);
-        if (extra > 0) call(fns, lo, base + 1, extra, 0, g.KW);
-        call(fns, lo + extra * (base + 1), base, nt - extra, 0, g.KW);
+        const bool pair = c.interior_pair(kh_hi - kh_lo);
+        if (extra > 0) call(fns, lo, base + 1, extra, 0, g.KW, pair);
+        call(fns, lo + extra * (base + 1), base, nt - extra, 0, g.KW, pair);
     }
     for (int64_t ow = std::max(hi, lo); ow < g.OW; ++ow) edge(ow);
     if (!c.direct_dst && !fused) flush();
@@ -231,7 +255,7 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     // from oh (dw_ukernel_args::nrows).
     auto call = [&](dw_ukernel_fn fn, int64_t oh, int64_t ow, int64_t kh_lo, int64_t kh_hi,
                     int64_t kw_lo, int64_t kw_hi, int64_t m, int64_t nb, int64_t pix_stride,
-                    int64_t acc_ld, int64_t nrows) {
+                    int64_t acc_ld, int64_t nrows, bool pair = false) {
         int64_t t = 0;
         const int64_t ih0 = oh * g.SH - g.PT, iw0 = ow * g.SW - g.PL;
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
@@ -239,6 +263,7 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
                 src_taps[t] = img + ((ih0 + kh * dh) * g.IW + iw0 + kw * dw) * pix_bytes;
                 w_taps[t] = c.w + (kh * g.KW + kw) * p.dw_cpad + c0;
             }
+        if (pair) set_pair_weights(c, w_taps, kh_lo, kh_hi, c0);
         a.ntaps = t;
         a.m = m;
         a.nblocks = nb;
@@ -271,10 +296,12 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
             if (l2 != kh_lo || h2 != kh_hi) break;
         }
         const dw_ukernel_fn *fns = c.interior_fns(kh_hi - kh_lo);
+        const bool pair = c.interior_pair(kh_hi - kh_lo);
         if (extra > 0)
-            call(fns[base + 1], oh, lo, kh_lo, kh_hi, 0, g.KW, base + 1, extra, g.SW * pix_bytes, ld, e - oh);
+            call(fns[base + 1], oh, lo, kh_lo, kh_hi, 0, g.KW, base + 1, extra, g.SW * pix_bytes, ld, e - oh,
+                 pair);
         call(fns[base], oh, lo + extra * (base + 1), kh_lo, kh_hi, 0, g.KW, base, nt - extra,
-             g.SW * pix_bytes, ld, e - oh);
+             g.SW * pix_bytes, ld, e - oh, pair);
         oh = e;
     }
     // Edge columns: runs of rows with the same kernel rows, one call each.
@@ -343,10 +370,12 @@ uint8_t fused_epi_of(const lowp::chain_spec &ch) {
 }
 
 int g_byte_dot_override = -1;
+int g_bf16_pair_override = -1;
 
 }  // namespace
 
 void set_dw_byte_dot_override(int v) { g_byte_dot_override = v; }
+void set_dw_bf16_pair_override(int v) { g_bf16_pair_override = v; }
 
 anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spec &chain,
                                        int32_t src_zero_point, conv_dw_kernels *k) {
@@ -379,6 +408,13 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spe
     k->byte_dot = int_kind && be.supports_byte_dot() &&
                   (g_byte_dot_override > 0 || (g_byte_dot_override < 0 && cpu::info().int8_dw_byte_dot));
     const uint8_t row_int = k->byte_dot ? DW_INT_BYTE_DOT : narrow ? DW_INT_NARROW16 : 0;
+    // bf16 pair-dot kernels (two kernel rows per vdpbf16ps) for the
+    // interior tiles of output rows with 2..kDwMaxDotRows kernel rows in
+    // bounds, where vdpbf16ps runs at the FMA's rate (not on CPUs with
+    // cpu_info::bf16_dot_half_rate).  Measured on the Zen 4 VM, 1 thread,
+    // MobileNet-v2's bf16 depthwise layers: see docs/conv.md.
+    k->bf16_pair = k->kind == dw_kind::bf16 && k->row_taps > 0 && be.supports_bf16_pair_dot() &&
+                   (g_bf16_pair_override > 0 || (g_bf16_pair_override < 0 && !cpu::info().bf16_dot_half_rate));
     // The descriptor of kernel m: row kernels, or the tap kernels.
     auto desc_of = [&](int m, bool row, uint8_t epi) {
         if (row) return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, k->row_taps,
@@ -400,7 +436,7 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spe
     // the output rows have (3x3 with padding 1: 3 inside, 2 at the top and
     // bottom rows).
     bool want_g[kDwMaxDotRows + 1] = {};
-    if (k->byte_dot && k->row_taps > 0)
+    if ((k->byte_dot || k->bf16_pair) && k->row_taps > 0)
         for (int64_t oh = 0; oh < g.OH; ++oh) {
             const int64_t ih0 = oh * g.SH - g.PT;
             int64_t lo = 0, hi = g.KH;
@@ -456,6 +492,8 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     c.src = static_cast<const uint8_t *>(ops.src);
     c.w = reinterpret_cast<const float *>(static_cast<const uint8_t *>(ops.weights) +
                                           (k.byte_dot ? p.dw_dot_offset : 0));
+    if (k.bf16_pair)
+        c.pair_w = reinterpret_cast<const uint32_t *>(static_cast<const uint8_t *>(ops.weights) + p.dw_pair_offset);
     c.zero_point = src_zero_point;
     c.cblocks = ceil_div(g.OC, kDwChannelBlock);
     const bool direct = p.src == src_elem::f32 && chain.out == lowp::out_type::f32 &&

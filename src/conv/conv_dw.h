@@ -38,6 +38,12 @@ struct conv_dw_kernels {
     // fn_grows ones G rows) and reads the byte-dot weight rows
     // (conv_plan::dw_dot_offset).
     bool byte_dot = false;
+    // bf16 where the backend supports_bf16_pair_dot() and vdpbf16ps is not
+    // slow (cpu_info::bf16_dot_half_rate; or the test override): interior
+    // tiles of output rows with G = 2..kDwMaxDotRows kernel rows in bounds
+    // run the pair-dot kernels fn_grows[G] (dw_ukernel_desc::narrow_int),
+    // which read the pair-form weight rows (conv_plan::dw_pair_offset).
+    bool bf16_pair = false;
     dw_ukernel_fn fn_row[kDwMaxM + 1] = {};
     // fused: kernels that finish the chain in registers and store dst
     // (dw_ukernel_desc::epi), [bias][m], when the backend supports it and
@@ -47,7 +53,7 @@ struct conv_dw_kernels {
     bool fused = false;
     dw_ukernel_fn fn_fused[2][kDwMaxM + 1] = {};
     dw_ukernel_fn fn_row_fused[2][kDwMaxM + 1] = {};
-    // byte_dot row kernels for interior tiles whose call reads exactly G
+    // byte_dot (or bf16_pair) row kernels for interior tiles whose call reads exactly G
     // kernel rows (dw_byte_dot_mode(G), G = 2..kDwMaxDotRows; G kernel
     // rows per vpdpbusd), made for the G that the shape's output rows
     // have; [G][m] (fused: [bias][G][m]), null where not made.
@@ -61,6 +67,9 @@ struct conv_dw_kernels {
 // and cpu_info::int8_dw_byte_dot says they are the faster choice, 0 never,
 // 1 wherever supported (kernels prepared afterwards).
 void set_dw_byte_dot_override(int v);
+// Tests: the same for the bf16 pair-dot kernels (-1: where vdpbf16ps is
+// not slow).
+void set_dw_bf16_pair_override(int v);
 
 anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spec &chain,
                                        int32_t src_zero_point, conv_dw_kernels *k);

@@ -39,6 +39,22 @@ void pack_depthwise(const conv_plan &p, anvil_data_type_t wdt, const void *w,
                     reinterpret_cast<int32_t *>(out + p.dw_dot_offset)[dst] = dw_byte_dot_entry(v, c);
                 }
             }
+    if (!p.dw_pair_offset) return;
+    // The bf16 weight of (kh, kw, c): its f32 row entry's high half (exact).
+    auto h = [&](int64_t kh, int64_t kw, int64_t c) {
+        uint32_t b;
+        std::memcpy(&b, out + ((kh * g.KW + kw) * p.dw_cpad + c) * 4, 4);
+        return uint16_t(b >> 16);
+    };
+    auto *pair = reinterpret_cast<uint32_t *>(out + p.dw_pair_offset);
+    for (int alone = 0; alone < 2; ++alone)
+        for (int64_t kh = 0; kh < g.KH; ++kh)
+            for (int64_t kw = 0; kw < g.KW; ++kw) {
+                uint32_t *row = pair + ((alone * g.KH + kh) * g.KW + kw) * p.dw_pair_cpad;
+                for (int64_t c = 0; c < g.OC; ++c)
+                    row[dw_pair_pos(c)] =
+                        dw_pair_entry(h(kh, kw, c), !alone && kh + 1 < g.KH ? h(kh + 1, kw, c) : 0);
+            }
 }
 
 // One group's weights as a plain K x OCg matrix, row k = (kh*KW + kw)*ICgp

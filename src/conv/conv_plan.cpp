@@ -28,6 +28,11 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
             p->dw_dot_offset = p->weights_bytes;
             p->weights_bytes *= 2;
         }
+        if (p->src == src_elem::bf16) {  // the pair-form rows too, both variants
+            p->dw_pair_cpad = round_up(g.IC, 32);
+            p->dw_pair_offset = p->weights_bytes;
+            p->weights_bytes += 2 * g.taps() * p->dw_pair_cpad * 4;
+        }
         p->Hp = g.IH;
         p->Wp = g.IW;
         p->Cv = g.IC;

@@ -75,12 +75,17 @@ struct conv_plan {
     // for int8 the column sums (np * 32 int32).  Depthwise: KH*KW rows of
     // Cpad = round_up(C, 16) f32 (f32 and bf16) or int32 (int8); int8
     // then has the same rows again in the byte-dot form
-    // (conv::dw_byte_dot_entry) from dw_dot_offset bytes.
+    // (conv::dw_byte_dot_entry) from dw_dot_offset bytes; bf16 then has
+    // pair-form rows (conv::dw_pair_pos / dw_pair_entry, dw_pair_cpad
+    // entries each) from dw_pair_offset bytes: [alone][kh][kw], the
+    // pair (kh, kh + 1) for alone = 0 (kh + 1 < KH), (kh, none) for 1.
     int64_t np = 0;
     int64_t group_bytes = 0;  // one group's panels (+ column sums), 64-aligned
     int64_t colsum_offset = 0;  // within a group block; 0 when none
     int64_t dw_cpad = 0;
     int64_t dw_dot_offset = 0;  // 0 when none (f32 / bf16)
+    int64_t dw_pair_cpad = 0;    // round_up(C, 32) (bf16), else 0
+    int64_t dw_pair_offset = 0;  // 0 when none (all but bf16)
     int64_t weights_bytes = 0;  // after the header
 };
 

@@ -35,6 +35,9 @@ public:
     // dw_byte_dot_mode; the others answer anvil_unsupported: their kernels
     // read plain int32 weight rows).
     virtual bool supports_byte_dot() const { return false; }
+    // Whether get() makes bf16 pair-dot kernels (kind bf16, narrow_int a
+    // dw_byte_dot_mode; the others answer anvil_unsupported).
+    virtual bool supports_bf16_pair_dot() const { return false; }
 };
 
 // The descriptor with every byte set (reserved bytes zero; has_zero_point
@@ -44,7 +47,9 @@ inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_
                                     uint8_t epi = 0) {
     dw_ukernel_desc d{};
     d.epi = (epi & DW_EPI_OUT_MASK) ? epi : 0;
-    d.narrow_int = (kind == dw_kind::u8 || kind == dw_kind::s8) ? narrow_int : 0;
+    d.narrow_int = (kind == dw_kind::u8 || kind == dw_kind::s8) ? narrow_int
+                   : kind == dw_kind::bf16 && dw_byte_dot_rows(narrow_int) > 0 ? narrow_int
+                                                                               : 0;
     d.row_taps = uint8_t(row_taps);
     d.row_step = row_taps ? uint8_t(row_step) : 0;
     d.tier = tier;

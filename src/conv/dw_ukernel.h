@@ -80,8 +80,9 @@ struct dw_ukernel_args {
     float dst_zero_point;
     float alpha;  // DW_EPI_LEAKY's slope; DW_EPI_CLIP's low bound
     float beta;   // DW_EPI_CLIP's high bound
-    // Byte-dot kernels only (dw_byte_dot_rows(desc.narrow_int) > 0; the
-    // others ignore these and take one row): the call is repeated for
+    // Byte-dot kernels only (int kinds, dw_byte_dot_rows(desc.narrow_int)
+    // > 0; the others, bf16 pair-dot ones included, ignore these and take
+    // one row): the call is repeated for
     // output rows q in [0, max(nrows, 1)), row q exactly as a call whose
     // src_taps are advanced by q * src_row_step bytes and whose acc (or
     // dst) by q * acc_row_step bytes; the weights and the rest are the
@@ -135,6 +136,20 @@ struct dw_ukernel_desc {
     // Same result; the kernel multiplies raw source bytes by weight bytes
     // (vpdpbusd), G > 1 the G rows' bytes in one instruction, and
     // subtracts zero point x sum of the weights once per call.
+    // Kind bf16: 0, or dw_byte_dot_mode(G) (G = 1..4, row_taps > 0, only
+    // from backends with supports_bf16_pair_dot()): a pair-dot kernel
+    // (dw_pair_pos below).  Its taps are exactly G kernel rows (ntaps == G
+    // R, row i the taps i R .. i R + R - 1), taken in pairs of rows (2q,
+    // 2q + 1), the last row alone when G is odd; w_taps[2 q R + k] points
+    // at the pair-form weight row of pair q, tap k, and the other w_taps
+    // entries are not read.  acc(r, c) = +0, then for each pair q in
+    // order, for k = 0 .. R - 1:
+    //   acc = (acc + X(2 q R + k, r, c) W1) + X((2 q + 1) R + k, r, c) W0
+    // with W1 / W0 the high / low bf16 of the pair entry (W0 = 0 and no X
+    // for a row alone), each addition rounded to fp32 (RNE), the products
+    // exact: vdpbf16ps' order (element 1 first).  vdpbf16ps also reads
+    // denormal inputs as zero and flushes denormal results, so results may
+    // differ from this formula where denormals occur.
     uint8_t narrow_int;
     // Fused epilogue: 0 none; else output type | DW_EPI_* flags (see
     // dw_ukernel_args::dst).  Only backends with supports_fused_epilogue().
@@ -164,6 +179,23 @@ inline int32_t dw_byte_dot_entry(int32_t w, int64_t c) {
 
 // Pixels (acc rows) one call computes: nblocks * m.
 inline int64_t dw_call_rows(const dw_ukernel_args &a) { return a.nblocks > 0 ? a.nblocks * a.m : 0; }
+
+// Pair-form weight rows (bf16 pair-dot kernels): one uint32 entry per
+// channel, the channels' 32-channel slots in order, 32 entries each (the
+// row padded with zero entries to a multiple of 32).  Within a slot,
+// channel i sits at entry dw_pair_pos(i): the order in which vpunpcklwd /
+// vpunpckhwd of two rows' 32 bf16 channels leave their word pairs (each
+// 128-bit lane of the low half takes channels 8 q .. 8 q + 3, of the
+// high half 8 q + 4 .. 8 q + 7).  A 16-channel slot (the last one) reads
+// entries 0..7 and 16..23, which hold its channels in the same order.
+inline int64_t dw_pair_pos(int64_t c) {
+    const int64_t i = c & 31, q = i >> 3, l = i & 7;
+    return (c & ~int64_t(31)) + (l < 4 ? 4 * q + l : 16 + 4 * q + l - 4);
+}
+// The entry of the pair (first row's bf16 weight, second row's): the first
+// in the high half (vdpbf16ps' element 1, added first); second = 0 for a
+// row alone.
+inline uint32_t dw_pair_entry(uint16_t first, uint16_t second) { return uint32_t(first) << 16 | second; }
 
 inline int dw_src_bytes(dw_kind k) {
     return k == dw_kind::f32 ? 4 : k == dw_kind::bf16 ? 2 : 1;
