@@ -22,11 +22,13 @@ const char *kind_name(dw_kind k) {
     }
 }
 // Fused kernels get names of their own ("_epi_u8_scalen_bias_relu_zp").
-std::string epi_suffix(uint8_t epi) {
+std::string epi_suffix(uint8_t epi, uint8_t flags) {
     static const char *const outs[] = {"", "f32", "bf16", "u8", "s8", "?", "?", "?"};
     if (!epi) return "";
     return std::string("_epi_") + outs[epi & conv::DW_EPI_OUT_MASK] +
-           (epi & conv::DW_EPI_SCALE_N ? "_scalen" : "_scale1") + (epi & conv::DW_EPI_BIAS ? "_bias" : "") +
+           (epi & conv::DW_EPI_SCALE_N          ? "_scalen"
+            : flags & conv::DW_FLAG_NO_SCALE ? "_noscale"
+                                             : "_scale1") + (epi & conv::DW_EPI_BIAS ? "_bias" : "") +
            ((epi & conv::DW_EPI_CLIP) == conv::DW_EPI_CLIP ? "_clip"
             : epi & conv::DW_EPI_RELU                     ? "_relu"
             : epi & conv::DW_EPI_LEAKY                    ? "_leaky"
@@ -37,7 +39,7 @@ std::string epi_suffix(uint8_t epi) {
 
 std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
     return std::string("anvil_conv_dw_avx512_") + kind_name(d.kind) + "_m" + std::to_string(d.m) +
-           (d.has_zero_point ? "_zp" : "") +
+           (conv::dw_has_zero_point(d) ? "_zp" : "") +
            (d.row_taps ? "_r" + std::to_string(d.row_taps) + "s" + std::to_string(d.row_step) : "") +
            (d.row_taps && d.narrow_int == conv::DW_INT_NARROW16 ? "_vnni" : "") +
            (d.row_taps && conv::dw_byte_dot_rows(d.narrow_int) > 0 && d.kind == dw_kind::bf16
@@ -46,7 +48,7 @@ std::string jit_conv_dw_avx512::kernel_name(const conv::dw_ukernel_desc &d) {
             : d.row_taps && conv::dw_byte_dot_rows(d.narrow_int) > 1
                 ? "_dot_g" + std::to_string(conv::dw_byte_dot_rows(d.narrow_int))
                 : "") +
-           epi_suffix(d.epi);
+           epi_suffix(d.epi, d.flags);
 }
 
 jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
@@ -69,7 +71,8 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
     rows_ = m_;
     if (rt_ && (rs_ < 1 || rs_ > conv::kDwMaxRowStep)) XBYAK_THROW(ERR_INTERNAL)
     elem_ = conv::dw_src_bytes(d.kind);
-    if (!is_int()) d_.has_zero_point = 0;
+    zp_ = is_int() && conv::dw_has_zero_point(d);
+    no_scale_ = d.epi != 0 && (d.flags & conv::DW_FLAG_NO_SCALE) != 0;
     epi_out_ = uint8_t(d.epi & conv::DW_EPI_OUT_MASK);
     if (epi_out_ > 4 || (d.epi != 0 && epi_out_ == 0)) XBYAK_THROW(ERR_INTERNAL)
     // (Byte-dot kernels keep their permutation index and 0x80 bytes in
@@ -163,7 +166,7 @@ void jit_conv_dw_avx512::prologue() {
     }
     // (Byte-dot kernels fold the zero point into their starting values
     // and keep 0x80 bytes where zpv() is.)
-    if (d_.has_zero_point && !dot_)
+    if (zp_ && !dot_)
         vpbroadcastd(zpv(), dword[reg_args + offsetof(dw_ukernel_args, zero_point)]);
     // The frame: channels, block 0's src offset (0) and acc.
     mov(reg_t, ptr[reg_args + offsetof(dw_ukernel_args, channels)]);
@@ -424,7 +427,7 @@ void jit_conv_dw_avx512::row_x(int s, int j, bool tail) {
                 vpmovzxbd(xm, xword[src]);
             else
                 vpmovsxbd(xm, xword[src]);
-            if (d_.has_zero_point) vpsubd(x, x, zpv());
+            if (zp_) vpsubd(x, x, zpv());
             return;
     }
 }
@@ -454,7 +457,7 @@ void jit_conv_dw_avx512::pixel(int r, int j, bool tail) {
                 vpmovzxbd(xm, xword[src]);
             else
                 vpmovsxbd(xm, xword[src]);
-            if (d_.has_zero_point) vpsubd(x, x, zpv());
+            if (zp_) vpsubd(x, x, zpv());
             vpmulld(x, x, wv(j));  // low 32 bits: the contract's wrap-around
             vpaddd(acc(r, j), acc(r, j), x);
             return;
@@ -580,7 +583,7 @@ void jit_conv_dw_avx512::dot_comp(int nb) {
     cmp(reg_t, reg_ntaps);
     jl(loop, T_NEAR);
     L(done);
-    if (d_.has_zero_point) {
+    if (zp_) {
         mov(rax, ptr[rsp + kFrameArgs]);
         mov(eax, dword[rax + offsetof(dw_ukernel_args, zero_point)]);
     } else {
@@ -739,7 +742,7 @@ void jit_conv_dw_avx512::dot_build_weights(int nb) {
         }
     }
     if (!comp) return;
-    if (d_.has_zero_point) {
+    if (zp_) {
         mov(rax, ptr[rsp + kFrameArgs]);
         mov(eax, dword[rax + offsetof(dw_ukernel_args, zero_point)]);
     } else {
@@ -823,7 +826,7 @@ void jit_conv_dw_avx512::store_fused(int nb, bool tail) {
     mov(rax, ptr[rsp + kFrameArgs]);
     // Channel c's float at base + reg_coff * (4 / elem) (like the weights).
     mov(r13, ptr[rax + offsetof(dw_ukernel_args, scales)]);
-    for (int j = 0; j < nb; ++j) {
+    for (int j = 0; j < nb && !no_scale_; ++j) {
         if (f & conv::DW_EPI_SCALE_N) {
             const Address at = ptr[r13 + reg_coff * (4 / elem_) + j * kVecBytes];
             vmovups(masked(j, nb, tail) ? Zmm(z_scale(j) | k_tail | T_z) : z_scale(j), at);  // masked: may end at the last channel
@@ -902,7 +905,7 @@ void jit_conv_dw_avx512::store_bf16_fast(int nb, bool tail) {
 void jit_conv_dw_avx512::finish_vec(const Zmm &v, int j) {
     const uint8_t f = d_.epi;
     if (is_int()) vcvtdq2ps(v, v);  // exact int32 -> float, rounded to nearest even
-    vmulps(v, v, z_scale(j));       // scales[c] or scales[0] (1.0f: exact)
+    if (!no_scale_) vmulps(v, v, z_scale(j));  // scales[c] or scales[0]
     if (f & conv::DW_EPI_BIAS) vaddps(v, v, z_bias(j));
     if ((f & conv::DW_EPI_CLIP) == conv::DW_EPI_CLIP) {
         // x < lo -> lo, then hi < x -> hi (NaN stays); z_t1 is free until

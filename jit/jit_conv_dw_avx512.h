@@ -1,6 +1,6 @@
 // AVX-512 depthwise-convolution micro-kernel generator (conv/dw_ukernel.h)
 // on zmm, for all four kinds (f32, bf16, u8, s8); needs only avx512_core.
-// Specialised on kind, m (1..8), has_zero_point (int kinds) and row_taps.
+// Specialised on kind, m (1..8), the zero-point flag (int kinds) and row_taps.
 //
 // row_taps R > 0 (taps in groups of R, row_step S taps per pixel step):
 // per group the R weight vectors of each channel block sit in registers
@@ -130,7 +130,7 @@ private:
     static Xbyak::Zmm dot_idx() { return Xbyak::Zmm(29); }
     static Xbyak::Zmm dot_flip() { return Xbyak::Zmm(30); }
     const Xbyak::Opmask k_bytes = k3;
-    bool dot_needs_comp() const { return d_.has_zero_point || d_.kind == conv::dw_kind::s8; }
+    bool dot_needs_comp() const { return zp_ || d_.kind == conv::dw_kind::s8; }
     Xbyak::Label dot_consts_;  // the vpermb indices (row rotation k at + 64 k)
     // Split pairs (bf16 row_taps kernels with row_step 2, the full passes
     // over 32 channels): one 64-byte load gives the pair's 32 channels,
@@ -215,6 +215,8 @@ private:
     uint8_t epi_out_ = 0;  // d_.epi's output type (0: store acc)
     Xbyak::Label consts_;  // broadcast constants (fused bf16 / u8 / s8 stores)
     int m_ = 1;
+    bool zp_ = false;  // DW_FLAG_ZERO_POINT on an int kind: subtract the zero point
+    bool no_scale_ = false;  // DW_FLAG_NO_SCALE with a fused epilogue: no multiply
     int elem_ = 4;  // src bytes per channel
     int rt_ = 0;    // row_taps
     int rs_ = 1;    // row_step

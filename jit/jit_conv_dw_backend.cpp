@@ -51,8 +51,9 @@ public:
                                           : anvil_isa_avx512_core;
         const dw_ukernel_desc d =
             make_dw_desc(uint8_t(tier), desc.kind,
-                         desc.m, desc.has_zero_point != 0, desc.row_taps, desc.row_step,
-                         byte_dot || pair_dot ? desc.narrow_int : vnni ? DW_INT_NARROW16 : 0, desc.epi);
+                         desc.m, dw_has_zero_point(desc), desc.row_taps, desc.row_step,
+                         byte_dot || pair_dot ? desc.narrow_int : vnni ? DW_INT_NARROW16 : 0, desc.epi,
+                         (desc.flags & DW_FLAG_NO_SCALE) != 0);
         cache::kernel_ptr k;
         const anvil_status_t st =
             jit::cached_kernel<jit::jit_conv_dw_avx512>(t_front_dw_avx512, d, "conv_dw_avx512:", &k);

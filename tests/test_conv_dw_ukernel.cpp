@@ -608,7 +608,13 @@ TEST_CASE("dw ukernel: bad descriptors are refused by every backend") {
             CHECK(be->get(anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind::f32, m, false), &k) ==
                   anvil_invalid_argument);
         dw_ukernel_desc d = anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind::u8, 4, true);
-        d.has_zero_point = 2;
+        d.flags = 4;
+        CHECK(be->get(d, &k) == anvil_invalid_argument);
+        // No scale needs a fused epilogue whose scale is not per channel.
+        d = anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind::u8, 4, true);
+        d.flags |= anvil::conv::DW_FLAG_NO_SCALE;
+        CHECK(be->get(d, &k) == anvil_invalid_argument);
+        d.epi = uint8_t(anvil::lowp::EPI_U8 | anvil::conv::DW_EPI_SCALE_N);
         CHECK(be->get(d, &k) == anvil_invalid_argument);
         d = anvil::conv::make_dw_desc(uint8_t(be->tier()), dw_kind(4), 4, false);
         CHECK(be->get(d, &k) == anvil_invalid_argument);
@@ -649,7 +655,7 @@ TEST_CASE("dw ukernel: jit kernels are named, cached and kept alive") {
         // Again, and with a different tier byte / a zero-point flag on a
         // float kind: the same cached kernel.
         dw_ukernel_desc d = anvil::conv::make_dw_desc(0, kinds[i], 8, i == 2);
-        if (!is_int(kinds[i])) d.has_zero_point = 1;
+        if (!is_int(kinds[i])) d.flags = anvil::conv::DW_FLAG_ZERO_POINT;
         dw_ukernel_ref b;
         REQUIRE(jit->get(d, &b) == anvil_success);
         CHECK((a.fn == b.fn));
@@ -837,9 +843,12 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
                         dw_ukernel_ref plain, fused;
                         REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc), &plain) ==
                                 anvil_success);
-                        REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc, 0, 1, false, epi),
+                        // No scale: DW_FLAG_NO_SCALE (the kernel must not read scales).
+                        REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, zpsrc, 0, 1, false, epi,
+                                                      scale == 0),
                                          &fused) == anvil_success);
                         CHECK(std::string(fused.name).find("_epi_") != std::string::npos);
+                        CHECK((std::string(fused.name).find("_noscale") != std::string::npos) == (scale == 0));
                         // src: ntaps regions of rows pixels; weights 16-padded.
                         std::vector<uint8_t> src(size_t(ntaps * rows * channels * elem));
                         for (size_t i = 0; i < src.size(); i += size_t(elem)) {
@@ -909,11 +918,10 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
                         const int64_t ld = channels + 5;  // elements between dst rows
                         std::vector<uint8_t> want(size_t(rows * ld * ob + 64), 0xa5), got(want);
                         apply_chain(ch, acc, rows, channels, want.data(), ld, bias ? biasv.data() : nullptr);
-                        const float one = 1.0f;
                         a.acc = nullptr;
                         a.dst = got.data();
                         a.dst_ld = ld * ob;
-                        a.scales = scale == 0 ? &one : scale == 1 ? ch.scales.data() : scales.data();
+                        a.scales = scale == 0 ? nullptr : scale == 1 ? ch.scales.data() : scales.data();
                         a.bias = bias ? biasv.data() : nullptr;
                         a.dst_zero_point = ch.c_zero_point;
                         a.alpha = alpha;

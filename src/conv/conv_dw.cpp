@@ -416,13 +416,15 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spe
     k->bf16_pair = k->kind == dw_kind::bf16 && k->row_taps > 0 && be.supports_bf16_pair_dot() &&
                    (g_bf16_pair_override > 0 || (g_bf16_pair_override < 0 && !cpu::info().bf16_dot_half_rate));
     // The descriptor of kernel m: row kernels, or the tap kernels.
+    // A fused chain without scales skips the multiply (DW_FLAG_NO_SCALE).
+    const bool no_scale = chain.scales.empty();
     auto desc_of = [&](int m, bool row, uint8_t epi) {
         if (row) return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, k->row_taps,
-                                     k->row_step, row_int, epi);
+                                     k->row_step, row_int, epi, no_scale);
         if (k->byte_dot)
             return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, 1, 1, DW_INT_BYTE_DOT,
-                                epi);
-        return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, 0, 1, 0, epi);
+                                epi, no_scale);
+        return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, 0, 1, 0, epi, no_scale);
     };
     for (int m = 1; m <= kDwMaxM; ++m)
         for (int row = 0; row < (k->row_taps > 0 ? 2 : 1); ++row) {
@@ -446,7 +448,7 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spe
         }
     auto g_desc = [&](int m, int G, uint8_t epi) {
         return make_dw_desc(uint8_t(be.tier()), k->kind, m, src_zero_point != 0, k->row_taps, k->row_step,
-                            dw_byte_dot_mode(G), epi);
+                            dw_byte_dot_mode(G), epi, no_scale);
     };
     for (int G = 2; G <= kDwMaxDotRows; ++G)
         for (int m = 1; m <= kDwMaxM && want_g[G]; ++m) {

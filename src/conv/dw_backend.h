@@ -20,12 +20,12 @@ public:
     virtual ~dw_backend() = default;
     virtual const char *name() const = 0;  // "jit:avx512_dw", "hwy:AVX2", "scalar"
     virtual anvil_isa_t tier() const = 0;
-    // Kernel for desc (1 <= m <= kDwMaxM, a dw_kind, has_zero_point 0 or 1,
+    // Kernel for desc (1 <= m <= kDwMaxM, a dw_kind, DW_FLAG_* flags,
     // row_taps <= kDwMaxRowTaps; anything else: anvil_invalid_argument).
     // A kernel for row_taps R > 0 is only called with taps that keep
-    // dw_ukernel_desc's promise.  has_zero_point is ignored for
+    // dw_ukernel_desc's promise.  DW_FLAG_ZERO_POINT is ignored for
     // f32 / bf16.  Every backend's kernel for one desc obeys desc.m and
-    // desc.has_zero_point: a kernel made with has_zero_point == 0 never
+    // DW_FLAG_ZERO_POINT: a kernel made without it never
     // subtracts args->zero_point (so it is only correct when that is 0).
     // desc.epi != 0 (a fused epilogue): anvil_unsupported unless
     // supports_fused_epilogue().
@@ -40,11 +40,12 @@ public:
     virtual bool supports_bf16_pair_dot() const { return false; }
 };
 
-// The descriptor with every byte set (reserved bytes zero; has_zero_point
-// only for the int kinds).
+// The descriptor with every byte set (reserved bytes zero; the zero-point
+// flag only for the int kinds, the no-scale flag only with a fused
+// epilogue whose scale is not per channel).
 inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_zero_point,
                                     int row_taps = 0, int row_step = 1, uint8_t narrow_int = 0,
-                                    uint8_t epi = 0) {
+                                    uint8_t epi = 0, bool no_scale = false) {
     dw_ukernel_desc d{};
     d.epi = (epi & DW_EPI_OUT_MASK) ? epi : 0;
     d.narrow_int = (kind == dw_kind::u8 || kind == dw_kind::s8) ? narrow_int
@@ -55,13 +56,16 @@ inline dw_ukernel_desc make_dw_desc(uint8_t tier, dw_kind kind, int m, bool has_
     d.tier = tier;
     d.kind = kind;
     d.m = uint8_t(m);
-    d.has_zero_point = (has_zero_point && (kind == dw_kind::u8 || kind == dw_kind::s8)) ? 1 : 0;
+    d.flags = uint8_t(((has_zero_point && (kind == dw_kind::u8 || kind == dw_kind::s8)) ? DW_FLAG_ZERO_POINT : 0) |
+                      (no_scale && d.epi != 0 && !(d.epi & DW_EPI_SCALE_N) ? DW_FLAG_NO_SCALE : 0));
     return d;
 }
 
 inline bool dw_desc_valid(const dw_ukernel_desc &d) {
     return d.m >= 1 && d.m <= kDwMaxM && uint8_t(d.kind) <= uint8_t(dw_kind::s8) &&
-           d.has_zero_point <= 1 && d.narrow_int <= dw_byte_dot_mode(kDwMaxDotRows) &&
+           d.flags <= (DW_FLAG_ZERO_POINT | DW_FLAG_NO_SCALE) &&
+           (!(d.flags & DW_FLAG_NO_SCALE) || (d.epi != 0 && !(d.epi & DW_EPI_SCALE_N))) &&
+           d.narrow_int <= dw_byte_dot_mode(kDwMaxDotRows) &&
            (dw_byte_dot_rows(d.narrow_int) == 0 || d.row_taps > 0) && d.row_taps <= kDwMaxRowTaps &&
            (d.epi & DW_EPI_OUT_MASK) <= 4 && (d.epi == 0 || (d.epi & DW_EPI_OUT_MASK) != 0) &&
            (d.row_taps == 0 ? d.row_step == 0 : d.row_step >= 1 && d.row_step <= kDwMaxRowStep);

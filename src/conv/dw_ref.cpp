@@ -104,7 +104,7 @@ public:
         if (!dw_desc_valid(d)) return anvil_invalid_argument;
         if (d.epi != 0) return anvil_unsupported;  // no fused epilogue here
         if (dw_byte_dot_rows(d.narrow_int) > 0) return anvil_unsupported;  // plain int32 weight rows only
-        const bool zp = d.has_zero_point != 0;
+        const bool zp = dw_has_zero_point(d);
         switch (d.kind) {
             case dw_kind::f32: out->fn = scalar_f32, out->name = "scalar_dw_f32"; break;
             case dw_kind::bf16: out->fn = scalar_bf16, out->name = "scalar_dw_bf16"; break;

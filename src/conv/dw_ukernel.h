@@ -111,7 +111,7 @@ struct dw_ukernel_desc {
     uint8_t tier;      // anvil_isa_t the kernel was made for
     dw_kind kind;
     uint8_t m;         // 1..kDwMaxM
-    uint8_t has_zero_point;  // 1: subtract args->zero_point (int kinds only)
+    uint8_t flags;     // DW_FLAG_* below
     // 0, or R in 1..kDwMaxRowTaps: the caller promises that the taps come
     // in groups of R along a row, S = row_step taps per pixel step:
     // ntaps % R == 0, pix_stride % S == 0 and src_taps[g R + k] ==
@@ -156,6 +156,16 @@ struct dw_ukernel_desc {
     uint8_t epi;
 };
 static_assert(sizeof(dw_ukernel_desc) == 8, "dw_ukernel_desc must stay 8 packed bytes");
+
+// dw_ukernel_desc::flags.
+enum : uint8_t {
+    DW_FLAG_ZERO_POINT = 1,  // subtract args->zero_point (int kinds only)
+    // Fused epilogue without DW_EPI_SCALE_N only: the chain has no scale;
+    // the kernel neither reads args->scales nor multiplies (x * 1.0f is x:
+    // the same result).
+    DW_FLAG_NO_SCALE = 2,
+};
+inline bool dw_has_zero_point(const dw_ukernel_desc &d) { return (d.flags & DW_FLAG_ZERO_POINT) != 0; }
 
 constexpr uint8_t DW_INT_NARROW16 = 1;   // dw_ukernel_desc::narrow_int values
 constexpr uint8_t DW_INT_BYTE_DOT = 2;   // .. DW_INT_BYTE_DOT + kDwMaxDotRows - 1

@@ -213,12 +213,12 @@ public:
         if (!conv::dw_desc_valid(d)) return anvil_invalid_argument;
         if (d.epi != 0) return anvil_unsupported;  // no fused epilogue here
         if (conv::dw_byte_dot_rows(d.narrow_int) > 0) return anvil_unsupported;  // plain int32 weight rows only
-        const conv::dw_ukernel_desc n = conv::make_dw_desc(d.tier, d.kind, d.m, d.has_zero_point != 0);
-        const conv::dw_ukernel_fn fn = k_.get(n.kind, n.has_zero_point != 0);
+        const conv::dw_ukernel_desc n = conv::make_dw_desc(d.tier, d.kind, d.m, conv::dw_has_zero_point(d));
+        const conv::dw_ukernel_fn fn = k_.get(n.kind, conv::dw_has_zero_point(n));
         if (!fn) return anvil_invalid_argument;
         out->fn = fn;
         out->keep_alive.reset();  // static code
-        out->name = kernel_names_[int(n.kind)][n.has_zero_point].c_str();
+        out->name = kernel_names_[int(n.kind)][conv::dw_has_zero_point(n) ? 1 : 0].c_str();
         return anvil_success;
     }
 
