@@ -97,6 +97,12 @@ jit_conv_dw_avx512::jit_conv_dw_avx512(const conv::dw_ukernel_desc &d) : d_(d) {
         // from its accumulators (low-half pairs first; conv::dw_pair_pos).
         for (int h = 0; h < 2; ++h)
             for (int l = 0; l < kLanes; ++l) dd(uint32_t(conv::dw_pair_pos(16 * h + l)));
+        // kPairInvLo / kPairInvHi: the inverse (pair position j <- channel
+        // 8 (j / 4) + j % 4, + 4 for the high half); kPairWords: a packed
+        // bf16 row's word c <- its pair position (vpermw).
+        for (int h = 0; h < 2; ++h)
+            for (int l = 0; l < kLanes; ++l) dd(uint32_t(8 * (l / 4) + 4 * h + l % 4));
+        for (int c = 0; c < 2 * kLanes; ++c) dw(uint16_t(conv::dw_pair_pos(c)));
     }
     if (dot_) {
         if (!epi_out_) ud2();  // the end of the code, as emit_store_constants marks it
@@ -841,6 +847,22 @@ void jit_conv_dw_avx512::store_fused(int nb, bool tail) {
             vmovups(masked(j, nb, tail) ? Zmm(z_bias(j) | k_tail | T_z) : z_bias(j), at);
         }
     }
+    if (pair_order_) {
+        // The per-channel operands into the accumulators' pair order.
+        const Zmm idx_lo(28), idx_hi(29), t_lo(26), t_hi(27);
+        vmovdqu32(idx_lo, ptr[rip + split_consts_ + kPairInvLo * kVecBytes]);
+        vmovdqu32(idx_hi, ptr[rip + split_consts_ + kPairInvHi * kVecBytes]);
+        auto to_pair_order = [&](const Zmm &v0, const Zmm &v1) {
+            vmovaps(t_lo, idx_lo);
+            vpermi2ps(t_lo, v0, v1);
+            vmovaps(t_hi, idx_hi);
+            vpermi2ps(t_hi, v0, v1);
+            vmovaps(v0, t_lo);
+            vmovaps(v1, t_hi);
+        };
+        if ((f & conv::DW_EPI_SCALE_N) && !no_scale_) to_pair_order(z_scale(0), z_scale(1));
+        if (f & conv::DW_EPI_BIAS) to_pair_order(z_bias(0), z_bias(1));
+    }
     if ((f & conv::DW_EPI_CLIP) == conv::DW_EPI_CLIP)  // the low bound where relu's zero goes
         vbroadcastss(z_zero(), dword[rax + offsetof(dw_ukernel_args, alpha)]);
     else if (f & (conv::DW_EPI_RELU | conv::DW_EPI_LEAKY))
@@ -867,7 +889,8 @@ void jit_conv_dw_avx512::store_fused(int nb, bool tail) {
 // packed words, zmm25 the running minimum, zmm26 a temporary, zmm27 the
 // constant 2 (all free at the store).
 void jit_conv_dw_avx512::store_bf16_fast(int nb, bool tail) {
-    const Zmm packed(24), screen_min(25), screen_tmp(26), two(27);
+    const Zmm packed(24), screen_min(25), screen_tmp(26), two(27), words_idx(28);
+    if (pair_order_) vmovdqu16(words_idx, ptr[rip + split_consts_ + kPairWords * kVecBytes]);
     mov(r13d, 2);
     vpbroadcastd(two, r13d);
     vpternlogd(screen_min, screen_min, screen_min, 0xff);  // all ones: nothing seen yet
@@ -883,6 +906,7 @@ void jit_conv_dw_avx512::store_bf16_fast(int nb, bool tail) {
         }
         if (nb == 2) {  // 32 channels, 64 bytes (a pair-dot tail: k_words of them)
             vcvtne2ps2bf16(packed, acc(r, 1), acc(r, 0));  // words 0..15 from acc(r, 0)
+            if (pair_order_) vpermw(packed, words_idx, packed);  // to channel order
             vmovdqu16(tail ? ptr[acc_at(r)] | k_words : ptr[acc_at(r)], packed);
         } else {
             const Ymm half(packed.getIdx());
@@ -896,6 +920,7 @@ void jit_conv_dw_avx512::store_bf16_fast(int nb, bool tail) {
     vpcmpud(k2, screen_min, screen_tmp, 1);  // unsigned less-than
     kortestw(k2, k2);
     jz(done, T_NEAR);
+    if (pair_order_) interleave_pair(kPairLo, kPairHi);  // the finished values to channel order
     for (int r = 0; r < rows_; ++r)
         for (int j = 0; j < nb; ++j)
             store_converted(ptr[acc_at(r) + j * kLanes * 2], acc(r, j), masked(j, nb, tail));

@@ -154,7 +154,8 @@ private:
     static Xbyak::Zmm split_idx(int i) { return Xbyak::Zmm(28 + i); }
     static Xbyak::Zmm split_mask() { return Xbyak::Zmm(31); }
     Xbyak::Label split_consts_;  // the vectors below, 64 bytes each
-    enum { kSplitEven = 0, kSplitOdd = 1, kSplitLo = 2, kSplitHi = 3, kSplitMask = 4, kPairLo = 5, kPairHi = 6 };
+    enum { kSplitEven = 0, kSplitOdd = 1, kSplitLo = 2, kSplitHi = 3, kSplitMask = 4, kPairLo = 5, kPairHi = 6,
+           kPairInvLo = 7, kPairInvHi = 8, kPairWords = 9 };
     void set_acc_rows();             // row pointers for store()
     // bf16 pair-dot kernels (pair_rows_ = G > 0; conv::dw_ukernel_desc::
     // narrow_int), jit_conv_dw_pair.cpp.  Channels go in 32-channel slots
@@ -180,6 +181,11 @@ private:
     static Xbyak::Zmm pair_zero() { return Xbyak::Zmm(30); }
     const Xbyak::Opmask k_words = k3;
     int pair_rows_ = 0;
+    // A 32-channel pair-dot slot with a bf16 output (fast_bf16_) stays in
+    // pair order through the epilogue: its per-channel scales and bias are
+    // permuted once per slot instead, and each packed row of 32 words once
+    // (vpermw) instead of two vpermt2ps per pixel.
+    bool pair_order_ = false;
     void store(int nb, bool tail);
     // Fused epilogue (d_.epi != 0): reg_acc / reg_ldc address dst (bytes);
     // each accumulator is finished and converted in registers (the lp

@@ -54,8 +54,10 @@ void jit_conv_dw_avx512::pair_channel_loop() {
 void jit_conv_dw_avx512::pair_slot(bool wide, bool tail) {
     zero_acc(2);  // both halves' pairs, also on ymm
     for (int q = 0; 2 * q < pair_rows_; ++q) pair_rows(q, wide, tail);
-    pair_unpermute(wide);
+    pair_order_ = wide && fast_bf16_;
+    if (!pair_order_) pair_unpermute(wide);
     store(wide ? 2 : 1, tail);
+    pair_order_ = false;
 }
 
 // The accumulators back to channel order: per pixel one vpermt2ps for

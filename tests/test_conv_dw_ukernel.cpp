@@ -932,6 +932,110 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
             }
 }
 
+// Fused pair-dot kernels (bf16 source; 32-channel slots with a bf16
+// output stay in pair order through the epilogue: scales and bias
+// permuted per slot, one vpermw per packed row) store what the chain
+// epilogue makes of the unfused pair-dot kernel's accumulators, bit for
+// bit: G = 2 and 3, m, channel counts with every last-slot shape, f32 and
+// bf16 outputs, no / per-tensor / per-channel scales, bias, relu / clip.
+// Some channels' scales are tiny, so their results are denormal (the fast
+// bf16 store's screen sends those tiles through the exact path).
+TEST_CASE("dw ukernel: fused pair-dot kernels equal the chain epilogue, bit for bit") {
+    namespace lowp = anvil::lowp;
+    using namespace anvil::conv;
+    const dw_backend *jit = jit_avx512_dw_backend();
+    if (!jit || !jit->supports_bf16_pair_dot() ||
+        !(anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_core))
+        return;
+    tu::rng rng(4711);
+    operands ops;
+    tu::guarded wstore{size_t(kMaxNtaps) * 160 * 4 + 4096};
+    int64_t cases = 0, failed = 0;
+    for (int G : {2, 3})
+        for (int o = 0; o < 2; ++o)
+            for (int variant = 0; variant < 6; ++variant)
+                for (int m : {1, 3, 8})
+                    for (int64_t channels : {int64_t(16), int64_t(17), int64_t(32), int64_t(50), int64_t(64)}) {
+                        const int scale = variant % 3;  // none, per tensor, per channel
+                        const bool bias = variant >= 3, clip = variant == 5, relu = variant == 1;
+                        const int R = 3, S = 1 + variant % 2;
+                        const int64_t nb = 2, rows = nb * m;
+                        uint8_t epi = o ? lowp::EPI_BF16 : lowp::EPI_F32;
+                        if (scale == 2) epi |= DW_EPI_SCALE_N;
+                        if (bias) epi |= DW_EPI_BIAS;
+                        if (relu) epi |= DW_EPI_RELU;
+                        if (clip) epi |= DW_EPI_CLIP;
+                        dw_ukernel_ref plain, fused;
+                        const uint8_t mode = dw_byte_dot_mode(G);
+                        REQUIRE(jit->get(make_dw_desc(0, dw_kind::bf16, m, false, R, S, mode), &plain) ==
+                                anvil_success);
+                        REQUIRE(jit->get(make_dw_desc(0, dw_kind::bf16, m, false, R, S, mode, epi, scale == 0),
+                                         &fused) == anvil_success);
+                        auto fill = [&](uint8_t *p, bool weight) {
+                            const float v = float(rng.ival(-16, 16));
+                            const uint32_t b = tu::bits(v);
+                            if (weight) {
+                                std::memcpy(p, &b, 4);
+                            } else {
+                                const uint16_t hb = uint16_t(b >> 16);
+                                std::memcpy(p, &hb, 2);
+                            }
+                        };
+                        place_rows(ops, dw_kind::bf16, int(rows), R, S, channels, G, 1,
+                                   [&](uint8_t *p) { fill(p, false); }, [&](uint8_t *p) { fill(p, true); });
+                        const std::vector<const void *> w = pair_rows_of(ops, G, channels, wstore);
+                        std::vector<float> scales(static_cast<size_t>(channels)), biasv(static_cast<size_t>(channels));
+                        for (int64_t c = 0; c < channels; ++c) {
+                            // Every fifth channel's scale makes denormal results.
+                            scales[size_t(c)] = c % 5 == 3 ? 0x1p-135f : float(rng.ival(1, 64)) / 8.0f;
+                            biasv[size_t(c)] = float(rng.ival(-200, 200)) / 4.0f;
+                        }
+                        lowp::chain_spec ch;
+                        ch.kind = lowp::lp_kind::bf16;
+                        ch.out = o ? lowp::out_type::bf16 : lowp::out_type::f32;
+                        if (scale == 1) ch.scales.assign(1, 0x1p-133f);
+                        if (scale == 2) ch.scales = scales;
+                        ch.scales_per_n = scale == 2;
+                        if (relu || clip) {
+                            lowp::post_op op;
+                            op.eltwise = clip ? lowp::eltwise_alg::clip : lowp::eltwise_alg::relu;
+                            op.alpha = clip ? -2.5f : 0.0f;
+                            op.beta = 7.0f;
+                            ch.ops.push_back(op);
+                        }
+                        dw_ukernel_args a{};
+                        a.src_taps = ops.src_taps.data();
+                        a.w_taps = w.data();
+                        a.ntaps = int64_t(ops.src_taps.size());
+                        a.pix_stride = ops.pix_stride;
+                        a.channels = channels;
+                        a.m = m;
+                        a.nblocks = nb;
+                        std::vector<float> acc(size_t(rows * channels));
+                        a.acc = acc.data();
+                        a.acc_ld = channels;
+                        plain.fn(&a);
+                        const int ob = lowp::out_type_bytes(ch.out);
+                        const int64_t ld = channels + 3;
+                        std::vector<uint8_t> want(size_t(rows * ld * ob + 64), 0xa5), got(want);
+                        apply_chain(ch, acc, rows, channels, want.data(), ld, bias ? biasv.data() : nullptr);
+                        a.acc = nullptr;
+                        a.dst = got.data();
+                        a.dst_ld = ld * ob;
+                        a.scales = scale == 0 ? nullptr : scale == 1 ? ch.scales.data() : scales.data();
+                        a.bias = bias ? biasv.data() : nullptr;
+                        a.alpha = -2.5f;
+                        a.beta = 7.0f;
+                        fused.fn(&a);
+                        ++cases;
+                        if (got != want && ++failed <= 5)
+                            FAIL_CHECK("G=" << G << " out=" << (o ? "bf16" : "f32") << " variant=" << variant
+                                            << " m=" << m << " channels=" << channels << " " << fused.name);
+                    }
+    MESSAGE(cases << " fused pair-dot cases, " << failed << " failures");
+    CHECK(failed == 0);
+}
+
 // bf16 output where the cap allows AVX512-BF16 is rounded by
 // vcvtne2ps2bf16 plus a denormal screen (jit_conv_dw_avx512::store_bf16_fast):
 // results that are denormal, NaN, Inf or zero of either sign must still
