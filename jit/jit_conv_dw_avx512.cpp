@@ -342,12 +342,12 @@ void jit_conv_dw_avx512::tap(int nb, bool tail) {
 }
 
 // Column s of the group: reg_src walks 4 columns at a time (tap_group).
-RegExp jit_conv_dw_avx512::src_row_at(int s) const {
+RegExp jit_conv_dw_avx512::col_at(const Reg64 &base, int s) const {
     switch (s % 4) {
-        case 0: return reg_src + 0;
-        case 1: return reg_src + reg_cs;
-        case 2: return reg_src + reg_cs * 2;
-        default: return reg_src + reg_cs3;
+        case 0: return base + 0;
+        case 1: return base + reg_cs;
+        case 2: return base + reg_cs * 2;
+        default: return base + reg_cs3;
     }
 }
 
@@ -785,14 +785,6 @@ void jit_conv_dw_avx512::dot_rows_group(int nb, bool tail, int r0, int rows) {
     }
     const int ncol = rs_ * (rows - 1) + rt_;
     if (ncol > 3) lea(reg_cs3, ptr[reg_cs + reg_cs * 2]);
-    auto col_at = [&](const Reg64 &b, int s) -> RegExp {
-        switch (s % 4) {
-            case 0: return b + 0;
-            case 1: return b + reg_cs;
-            case 2: return b + reg_cs * 2;
-            default: return b + reg_cs3;
-        }
-    };
     for (int s = 0; s < ncol; ++s) {
         if (s > 0 && s % 4 == 0)
             for (int k = 0; k < g_; ++k) lea(base[k], ptr[base[k] + reg_cs * 4]);

@@ -91,7 +91,10 @@ private:
     void tap(int nb, bool tail);     // one tap: weights, then m pixels
     void tap_group(int nb, bool tail);  // row_taps: R taps, m + R - 1 src vectors
     void row_x(int s, int j, bool tail);  // xr(j) = X at group pixel s (widened, minus zp)
-    Xbyak::RegExp src_row_at(int s) const;  // group column s (reg_src at column s & ~3)
+    // Column s of a group whose column s & ~3 is at base (the column
+    // stride reg_cs, 3 times it in reg_cs3).
+    Xbyak::RegExp col_at(const Xbyak::Reg64 &base, int s) const;
+    Xbyak::RegExp src_row_at(int s) const { return col_at(reg_src, s); }
     // row_taps register map: weights of tap k, block j in zmm16 + j R + k
     // (R <= 5: up to zmm25), the src vector of block j in zmm26 + j, an int
     // product in zmm28 + j.

@@ -110,21 +110,13 @@ void jit_conv_dw_avx512::pair_rows(int q, bool wide, bool tail) {
     const int ncol = rs_ * (m_ - 1) + rt_;
     if (ncol > 3) lea(reg_cs3, ptr[reg_cs + reg_cs * 2]);
     const int xa = 26, xb = 27, lo = 28, hi = 29;
-    auto col = [&](const Reg64 &base, int s) -> RegExp {
-        switch (s % 4) {
-            case 0: return base + 0;
-            case 1: return base + reg_cs;
-            case 2: return base + reg_cs * 2;
-            default: return base + reg_cs3;
-        }
-    };
     for (int s = 0; s < ncol; ++s) {
         if (s > 0 && s % 4 == 0) {
             lea(src_a, ptr[src_a + reg_cs * 4]);
             if (has_b) lea(src_b, ptr[src_b + reg_cs * 4]);
         }
-        pair_load(xa, ptr[col(src_a, s)], wide, tail);
-        if (has_b) pair_load(xb, ptr[col(src_b, s)], wide, tail);
+        pair_load(xa, ptr[col_at(src_a, s)], wide, tail);
+        if (has_b) pair_load(xb, ptr[col_at(src_b, s)], wide, tail);
         // Words (b, a) per lane: row a in element 1 (added first), row b
         // (or zero) in element 0.
         const Xmm b = vreg(has_b ? xb : pair_zero().getIdx(), wide), a = vreg(xa, wide);

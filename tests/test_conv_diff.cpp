@@ -1093,6 +1093,19 @@ std::vector<uint8_t> exec_fresh_handle(const conv_problem &P) {
     return out;
 }
 
+// Puts a test override (set(-1): the default) back when the scope ends.
+template <void (*Set)(int)>
+struct override_restore {
+    override_restore() = default;
+    ~override_restore() { Set(-1); }
+};
+
+// Depthwise shapes that reach every kind of kernel call: 3x3 stride 1 and
+// 2, 5x5, dilation, channel counts with every remainder shape.
+const std::vector<const char *> kDwKernelShapes = {
+    "g32mb1ic32ih13iw17oc32kh3ph1", "g77mb1ic77ih9iw11oc77kh3sh2ph1",    "g144mb2ic144ih8iw8oc144kh3ph1",
+    "g50mb1ic50ih12iw12oc50kh5ph2", "g130mb1ic130ih9iw10oc130kh3dh1ph2", "g16mb1ic16ih6iw30oc16kh3sh2ph1"};
+
 // For each descriptor and variant, the problem configure(q, variant) makes
 // runs with set_override(0) and set_override(1) (fresh handles); the dst
 // bytes must match.  Returns the number of problems compared.
@@ -1160,13 +1173,9 @@ TEST_CASE("conv bf16: kernels on a widened source give the vdpbf16ps kernels' bi
 TEST_CASE("conv int8 depthwise: byte-dot kernels give the int32-row kernels' bytes") {
     const anvil::conv::dw_backend &be = anvil::conv::select_dw_backend();
     if (!be.supports_byte_dot()) return;
-    struct restore_t {
-        ~restore_t() { anvil::conv::set_dw_byte_dot_override(-1); }
-    } restore;
-    const std::vector<const char *> descs = {
-        "g32mb1ic32ih13iw17oc32kh3ph1",  "g77mb1ic77ih9iw11oc77kh3sh2ph1",    "g144mb2ic144ih8iw8oc144kh3ph1",
-        "g50mb1ic50ih12iw12oc50kh5ph2",  "g130mb1ic130ih9iw10oc130kh3dh1ph2", "g16mb1ic16ih6iw30oc16kh3sh2ph1",
-        "g64mb1ic64ih7iw7oc64kh3ph1"};
+    const override_restore<anvil::conv::set_dw_byte_dot_override> restore;
+    std::vector<const char *> descs = kDwKernelShapes;
+    descs.push_back("g64mb1ic64ih7iw7oc64kh3ph1");
     const int compared = same_bytes_both_ways(
         descs, 4, 5151,
         [](conv_cfg &q, int variant) {
@@ -1197,13 +1206,10 @@ TEST_CASE("conv int8 depthwise: byte-dot kernels give the int32-row kernels' byt
 TEST_CASE("conv bf16 depthwise: pair-dot kernels give the FMA kernels' bytes on integer data") {
     const anvil::conv::dw_backend &be = anvil::conv::select_dw_backend();
     if (!be.supports_bf16_pair_dot()) return;
-    struct restore_t {
-        ~restore_t() { anvil::conv::set_dw_bf16_pair_override(-1); }
-    } restore;
-    const std::vector<const char *> descs = {
-        "g32mb1ic32ih13iw17oc32kh3ph1",  "g77mb1ic77ih9iw11oc77kh3sh2ph1",    "g144mb2ic144ih8iw8oc144kh3ph1",
-        "g50mb1ic50ih12iw12oc50kh5ph2",  "g130mb1ic130ih9iw10oc130kh3dh1ph2", "g16mb1ic16ih6iw30oc16kh3sh2ph1",
-        "g24mb1ic24ih7iw7oc24kh3ph1",    "g9mb1ic9ih5iw12oc9kh3ph1",          "g40mb1ic40ih3iw9oc40kh3ph1"};
+    const override_restore<anvil::conv::set_dw_bf16_pair_override> restore;
+    std::vector<const char *> descs = kDwKernelShapes;
+    for (const char *d : {"g24mb1ic24ih7iw7oc24kh3ph1", "g9mb1ic9ih5iw12oc9kh3ph1", "g40mb1ic40ih3iw9oc40kh3ph1"})
+        descs.push_back(d);
     const int compared = same_bytes_both_ways(
         descs, 3, 6161,
         [](conv_cfg &q, int variant) {

@@ -780,6 +780,28 @@ TEST_CASE("dw ukernel: nblocks < 1 writes nothing") {
     }
 }
 
+// Runs an unfused kernel on one call's operands into acc (rows x channels,
+// dense, m * nb rows) and returns the args, ready for the fused kernel.
+static dw_ukernel_args run_unfused(const dw_ukernel_ref &plain, const uint8_t *const *src_taps,
+                                   const void *const *w_taps, int64_t ntaps, int64_t pix_stride,
+                                   int64_t channels, int m, int64_t nb, int32_t zero_point,
+                                   std::vector<float> &acc) {
+    dw_ukernel_args a{};
+    a.src_taps = src_taps;
+    a.w_taps = w_taps;
+    a.ntaps = ntaps;
+    a.pix_stride = pix_stride;
+    a.channels = channels;
+    a.m = m;
+    a.nblocks = nb;
+    a.zero_point = zero_point;
+    acc.assign(size_t(m * nb * channels), 0.0f);
+    a.acc = acc.data();
+    a.acc_ld = channels;
+    plain.fn(&a);
+    return a;
+}
+
 // The portable chain epilogue over a plain kernel's accumulators (rows x
 // channels, dense) into dst, rows ld elements apart: what a fused kernel
 // must store.  The chain has no binary operands.
@@ -793,6 +815,29 @@ static void apply_chain(const anvil::lowp::chain_spec &ch, std::vector<float> &a
     blk.m = rows;
     blk.n = channels;
     ce.apply(blk);
+}
+
+// Whether the fused kernel, on the call a (from run_unfused) with the
+// chain's operands, stores what the chain epilogue makes of acc: dst rows
+// channels + ld_pad elements apart, bytes around them untouched.
+static bool fused_matches_chain(const dw_ukernel_ref &fused, dw_ukernel_args a,
+                                const anvil::lowp::chain_spec &ch, std::vector<float> &acc, int64_t channels,
+                                int64_t ld_pad, const float *scales, const float *bias, float alpha, float beta) {
+    const int64_t rows = a.m * a.nblocks;
+    const int ob = anvil::lowp::out_type_bytes(ch.out);
+    const int64_t ld = channels + ld_pad;
+    std::vector<uint8_t> want(size_t(rows * ld * ob + 64), 0xa5), got(want);
+    apply_chain(ch, acc, rows, channels, want.data(), ld, bias);
+    a.acc = nullptr;
+    a.dst = got.data();
+    a.dst_ld = ld * ob;
+    a.scales = scales;
+    a.bias = bias;
+    a.dst_zero_point = ch.c_zero_point;
+    a.alpha = alpha;
+    a.beta = beta;
+    fused.fn(&a);
+    return got == want;
 }
 
 // Fused epilogues (JIT only): the fused kernel's dst equals, byte for
@@ -901,33 +946,12 @@ TEST_CASE("dw ukernel: fused epilogue equals the chain epilogue, bit for bit") {
                             ch.ops.push_back(op);
                         }
                         ch.c_zero_point = zp ? 5.0f : 0.0f;
-                        dw_ukernel_args a{};
-                        a.src_taps = st.data();
-                        a.w_taps = wt.data();
-                        a.ntaps = ntaps;
-                        a.pix_stride = channels * elem;
-                        a.channels = channels;
-                        a.m = m;
-                        a.nblocks = nb;
-                        a.zero_point = zpsrc ? 3 : 0;
-                        std::vector<float> acc(size_t(rows * channels));
-                        a.acc = acc.data();
-                        a.acc_ld = channels;
-                        plain.fn(&a);
-                        const int ob = lowp::out_type_bytes(ch.out);
-                        const int64_t ld = channels + 5;  // elements between dst rows
-                        std::vector<uint8_t> want(size_t(rows * ld * ob + 64), 0xa5), got(want);
-                        apply_chain(ch, acc, rows, channels, want.data(), ld, bias ? biasv.data() : nullptr);
-                        a.acc = nullptr;
-                        a.dst = got.data();
-                        a.dst_ld = ld * ob;
-                        a.scales = scale == 0 ? nullptr : scale == 1 ? ch.scales.data() : scales.data();
-                        a.bias = bias ? biasv.data() : nullptr;
-                        a.dst_zero_point = ch.c_zero_point;
-                        a.alpha = alpha;
-                        a.beta = beta;
-                        fused.fn(&a);
-                        CHECK(got == want);
+                        std::vector<float> acc;
+                        const dw_ukernel_args a = run_unfused(plain, st.data(), wt.data(), ntaps,
+                                                              channels * elem, channels, m, nb, zpsrc ? 3 : 0, acc);
+                        CHECK(fused_matches_chain(fused, a, ch, acc, channels, 5,
+                                                  scale == 0 ? nullptr : scale == 1 ? ch.scales.data() : scales.data(),
+                                                  bias ? biasv.data() : nullptr, alpha, beta));
                     }
             }
 }
@@ -1003,32 +1027,16 @@ TEST_CASE("dw ukernel: fused pair-dot kernels equal the chain epilogue, bit for 
                             op.beta = 7.0f;
                             ch.ops.push_back(op);
                         }
-                        dw_ukernel_args a{};
-                        a.src_taps = ops.src_taps.data();
-                        a.w_taps = w.data();
-                        a.ntaps = int64_t(ops.src_taps.size());
-                        a.pix_stride = ops.pix_stride;
-                        a.channels = channels;
-                        a.m = m;
-                        a.nblocks = nb;
-                        std::vector<float> acc(size_t(rows * channels));
-                        a.acc = acc.data();
-                        a.acc_ld = channels;
-                        plain.fn(&a);
-                        const int ob = lowp::out_type_bytes(ch.out);
-                        const int64_t ld = channels + 3;
-                        std::vector<uint8_t> want(size_t(rows * ld * ob + 64), 0xa5), got(want);
-                        apply_chain(ch, acc, rows, channels, want.data(), ld, bias ? biasv.data() : nullptr);
-                        a.acc = nullptr;
-                        a.dst = got.data();
-                        a.dst_ld = ld * ob;
-                        a.scales = scale == 0 ? nullptr : scale == 1 ? ch.scales.data() : scales.data();
-                        a.bias = bias ? biasv.data() : nullptr;
-                        a.alpha = -2.5f;
-                        a.beta = 7.0f;
-                        fused.fn(&a);
+                        std::vector<float> acc;
+                        const dw_ukernel_args a = run_unfused(plain, ops.src_taps.data(), w.data(),
+                                                              int64_t(ops.src_taps.size()), ops.pix_stride,
+                                                              channels, m, nb, 0, acc);
+                        const bool same = fused_matches_chain(
+                            fused, a, ch, acc, channels, 3,
+                            scale == 0 ? nullptr : scale == 1 ? ch.scales.data() : scales.data(),
+                            bias ? biasv.data() : nullptr, -2.5f, 7.0f);
                         ++cases;
-                        if (got != want && ++failed <= 5)
+                        if (!same && ++failed <= 5)
                             FAIL_CHECK("G=" << G << " out=" << (o ? "bf16" : "f32") << " variant=" << variant
                                             << " m=" << m << " channels=" << channels << " " << fused.name);
                     }
@@ -1095,18 +1103,8 @@ TEST_CASE("dw ukernel: fused bf16 output keeps denormals, NaN, Inf and signed ze
                         REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, false, row_taps, 1,
                                                       false, epi),
                                          &fused) == anvil_success);
-                        dw_ukernel_args a{};
-                        a.src_taps = st;
-                        a.w_taps = wt;
-                        a.ntaps = 3;
-                        a.pix_stride = channels * elem;
-                        a.channels = channels;
-                        a.m = m;
-                        a.nblocks = nb;
-                        std::vector<float> acc(size_t(rows * channels));
-                        a.acc = acc.data();
-                        a.acc_ld = channels;
-                        plain.fn(&a);
+                        std::vector<float> acc;
+                        dw_ukernel_args a = run_unfused(plain, st, wt, 3, channels * elem, channels, m, nb, 0, acc);
                         lowp::chain_spec ch;
                         ch.kind = lowp::lp_kind::bf16;
                         ch.out = lowp::out_type::bf16;
