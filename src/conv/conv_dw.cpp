@@ -522,9 +522,12 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     if (g.OW <= kDwGroupMaxOW) {
         const int64_t fit = direct || fused ? kDwMaxM : kDwAccEntries / (g.OW * std::min(g.OC, kDwChannelBlock));
         c.group_rows = std::max<int64_t>(1, std::min<int64_t>({kDwMaxM, g.OH, fit}));
-        // Keep kDwMinItems items for the threads where the shape has them.
-        while (c.group_rows > 1 && g.N * ceil_div(g.OH, c.group_rows) * c.cblocks < kDwMinItems &&
-               g.N * g.OH * c.cblocks >= kDwMinItems)
+        // Keep kDwMinItems items for the threads where the shape has them
+        // (one thread keeps whole groups: smaller ones only add m = 1 edge
+        // calls).
+        const int64_t min_items = threading::num_threads() > 1 ? kDwMinItems : 1;
+        while (c.group_rows > 1 && g.N * ceil_div(g.OH, c.group_rows) * c.cblocks < min_items &&
+               g.N * g.OH * c.cblocks >= min_items)
             --c.group_rows;
     }
     const int64_t items = g.N * ceil_div(g.OH, c.group_rows) * c.cblocks;
