@@ -21,16 +21,17 @@ std::string jit_smm_avx512::kernel_name(const gemm::direct_gemm_desc &d) {
 }
 
 bool jit_smm_avx512::displacements_fit(const gemm::direct_gemm_desc &d) {
+    constexpr int64_t kMax = INT32_MAX;
+    // Leading dimensions are checked before the products, which then cannot
+    // overflow (M, N, K are small: direct kernels only).
+    if (d.lda < 1 || d.ldb < 1 || d.ldc < 1 || d.lda > kMax || d.ldb > kMax || d.ldc > kMax) return false;
     const int64_t k_max = d.K <= kFullUnrollK ? d.K : kUnrollK;  // steps addressed off one pointer
     const bool row_major = d.a == a_access::row_major;
     const int64_t a_disp = row_major ? (int64_t(d.M) - 1) * d.lda * 4 + k_max * 4
                                      : k_max * d.lda * 4 + int64_t(d.M) * 4;
     const int64_t b_disp = k_max * d.ldb * 4 + int64_t(d.N) * 4;
     const int64_t c_disp = (int64_t(d.M) - 1) * d.ldc * 4 + int64_t(d.N) * 4;
-    constexpr int64_t kMax = INT32_MAX;
-    // Leading dimensions are checked first so the products cannot overflow.
-    return d.lda >= 1 && d.ldb >= 1 && d.ldc >= 1 && d.lda <= kMax && d.ldb <= kMax &&
-           d.ldc <= kMax && a_disp <= kMax && b_disp <= kMax && c_disp <= kMax;
+    return a_disp <= kMax && b_disp <= kMax && c_disp <= kMax;
 }
 
 jit_smm_avx512::jit_smm_avx512(const gemm::direct_gemm_desc &d)
