@@ -1,7 +1,5 @@
 // bf16 pair-dot depthwise kernels (jit_conv_dw_avx512.h, pair_rows_ > 0):
 // two kernel rows per vdpbf16ps on word-interleaved source columns.
-#include <algorithm>
-
 #include "jit/jit_conv_dw_avx512.h"
 
 namespace anvil::jit {
@@ -61,9 +59,9 @@ void jit_conv_dw_avx512::pair_slot(bool wide, bool tail) {
 }
 
 // The accumulators back to channel order: per pixel one vpermt2ps for
-// channels 0..15 and one for 16..31 (kPairLo / kPairHi; measured faster
-// than four 128-bit shuffles, 0.0899 -> 0.0956 ms on MobileNet-v2's
-// 56 x 56 x 144 layer, Zen 4).  The weights' registers are dead here.
+// channels 0..15 and one for 16..31 (kPairLo / kPairHi; four 128-bit
+// shuffles instead measured slower: 0.0956 against 0.0899 ms on
+// MobileNet-v2's 56 x 56 x 144 layer, Zen 4).  The weights' registers are dead here.
 void jit_conv_dw_avx512::pair_unpermute(bool wide) {
     if (wide) {
         interleave_pair(kPairLo, kPairHi);
