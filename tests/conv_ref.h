@@ -144,6 +144,7 @@ struct expect {
 struct chain_args {
     const float *bias = nullptr;            // OC values or null
     const void *const *binary = nullptr;    // operands of the binary post-ops, in order
+    const void *dst_old = nullptr;          // dst before the call (dst_dt; sum ops)
 };
 
 // One fp32 operation whose exact result (on the current value) is r and
@@ -170,6 +171,14 @@ inline expect run_chain(const anvil_conv2d_desc_t &d, const acc_value &a, double
     int bi = 0;
     for (int t = 0; t < d.num_post_ops; ++t) {
         const anvil_post_op_t &o = d.post_ops[t];
+        if (o.kind == anvil_post_op_sum) {  // x + alpha * (dst_old - beta)
+            const double y = load(d.dst_dt, ca.dst_old, pixel * d.OC + oc);
+            double u = y;
+            if (o.beta != 0.0f) u = double(float(u - double(o.beta)));
+            if (o.alpha != 1.0f) u = double(float(u * double(o.alpha)));
+            fp32_step(e, e.v + u, 1.0);
+            continue;
+        }
         if (o.kind == anvil_post_op_binary) {
             const void *p = ca.binary[bi++];
             const int64_t at = o.per_n ? oc : pixel * o.ld + oc;

@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -228,8 +229,12 @@ TEST_CASE("conv bad input: create, types, zero points, enums, post-ops") {
         expect_create([](E x) { x.num_post_ops = 1; x.post_ops = &slot; }, want, what);
     };
     anvil_post_op_t o{};
-    o.kind = anvil_post_op_kind_t(2);
-    one_op(o, anvil_invalid_argument, "post-op kind 2");
+    o.kind = anvil_post_op_kind_t(3);
+    one_op(o, anvil_invalid_argument, "post-op kind 3");
+    o = anvil_post_op_t{};
+    o.kind = anvil_post_op_sum;
+    o.alpha = std::numeric_limits<float>::quiet_NaN();
+    one_op(o, anvil_invalid_argument, "sum with a NaN scale");
     o = anvil_post_op_t{};
     o.kind = anvil_post_op_eltwise;
     o.alg = 8;

@@ -52,8 +52,10 @@ struct mm_case {
                         " scales=" + std::to_string(scale_mode) + " bias=" + std::to_string(bias) +
                         " ops=";
         for (const auto &o : ops)
-            r += (o.kind == anvil_post_op_binary ? "b" : "e") + std::to_string(o.alg) +
-                 (o.kind == anvil_post_op_binary ? (o.per_n ? "n" : "f") : "") + ",";
+            r += o.kind == anvil_post_op_sum
+                     ? "sum:" + std::to_string(o.alpha) + ":" + std::to_string(o.beta) + ","
+                     : (o.kind == anvil_post_op_binary ? "b" : "e") + std::to_string(o.alg) +
+                           (o.kind == anvil_post_op_binary ? (o.per_n ? "n" : "f") : "") + ",";
         return r;
     }
 };
@@ -109,6 +111,8 @@ bool onednn_matmul(const mm_case &q, const std::vector<anvil_post_op_t> &ops,
         for (const auto &o : ops) {
             if (o.kind == anvil_post_op_eltwise) {
                 po.append_eltwise(1.0f, dnnl_alg(o.alg), o.alg == anvil_eltwise_silu ? 1.0f : o.alpha, o.beta);
+            } else if (o.kind == anvil_post_op_sum) {
+                po.append_sum(o.alpha, int32_t(o.beta), dnnl_dt(q.c));
             } else {
                 const memory::desc md = o.per_n ? memory::desc({1, s.N}, memory::data_type::f32, dims{s.N, 1})
                                                 : memory::desc({s.M, s.N}, memory::data_type::f32, dims{o.ld, 1});
@@ -220,7 +224,30 @@ void run_case(const mm_case &q, uint64_t seed) {
     void *pk = packed.data() + (64 - reinterpret_cast<uintptr_t>(packed.data()) % 64) % 64;
     REQUIRE(anvil_matmul_pack_weights(h, B.data(), pk) == anvil_success);
     const int ec = elem_bytes(q.c);
-    std::vector<uint8_t> C(size_t(s.M * s.ldc() * ec), 0xA5), C0 = C;
+    std::vector<uint8_t> C(size_t(s.M * s.ldc() * ec), 0xA5);
+    // A sum op reads C's old values: small integers of C's type (the
+    // padding columns keep 0xA5, which must stay).
+    const bool has_sum = std::any_of(ops.begin(), ops.end(),
+                                     [](const anvil_post_op_t &o) { return o.kind == anvil_post_op_sum; });
+    if (has_sum)
+        for (int64_t i = 0; i < s.M; ++i)
+            for (int64_t j = 0; j < s.N; ++j) {
+                uint8_t *e = C.data() + (i * s.ldc() + j) * ec;
+                const int64_t v = q.c == anvil_dt_u8 ? r.ival(0, 30) : r.ival(-30, 30);
+                if (q.c == anvil_dt_f32) {
+                    const float f = float(v);
+                    std::memcpy(e, &f, 4);
+                } else if (q.c == anvil_dt_bf16) {
+                    const uint16_t h = lt::f32_to_bf16(float(v));
+                    std::memcpy(e, &h, 2);
+                } else if (q.c == anvil_dt_s32) {
+                    const int32_t w = int32_t(v);
+                    std::memcpy(e, &w, 4);
+                } else {
+                    *e = uint8_t(int8_t(v));
+                }
+            }
+    const std::vector<uint8_t> C0 = C;
     REQUIRE(anvil_matmul_execute(h, A.data(), pk, C.data(), bin_ptrs.empty() ? nullptr : bin_ptrs.data()) == anvil_success);
     anvil_matmul_destroy(h);
 
@@ -257,6 +284,12 @@ void run_case(const mm_case &q, uint64_t seed) {
             if (!bias.empty()) x += bias[size_t(j)];
             int bi = 0;
             for (const auto &o : ops) {
+                if (o.kind == anvil_post_op_sum) {  // exact: integers, power-of-two scale
+                    x += double(o.alpha) * (load(q.c, C0.data(), i * s.ldc() + j) - double(o.beta));
+                    if (err > 0) err += 0.5 * ulp32(x);
+                    if (err_d > 0) err_d += 0.5 * ulp32(x);
+                    continue;
+                }
                 if (o.kind == anvil_post_op_binary) {
                     const auto &v = bin[size_t(bi++)];
                     const double y = v[size_t(o.per_n ? j : i * o.ld + j)];
@@ -374,6 +407,104 @@ TEST_CASE("lowp matmul: types x attributes x post-op chains match the reference 
             q.ops = kChains[ci];
             run_case(q, seed++);
         }
+}
+
+anvil_post_op_t sum(float scale = 1.0f, float zero_point = 0.0f) {
+    anvil_post_op_t o{};
+    o.kind = anvil_post_op_sum;
+    o.alpha = scale;
+    o.beta = zero_point;
+    return o;
+}
+
+// The sum post-op (C's old values, read in C's type) in every type triple,
+// alone and between other ops, with scales and zero points, shapes with
+// tails and padded C, deep K (several K blocks: C must not be written
+// before the chain reads it), f32 output through the fp32 GEMM's scratch
+// panels.  Data are small integers and the scales powers of two: exact.
+TEST_CASE("matmul: sum post-op in every type, vs the reference and oneDNN") {
+    const dt kTypes[][3] = {
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_f32},     {anvil_dt_u8, anvil_dt_s8, anvil_dt_s32},
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_u8},      {anvil_dt_u8, anvil_dt_s8, anvil_dt_s8},
+        {anvil_dt_u8, anvil_dt_s8, anvil_dt_bf16},    {anvil_dt_s8, anvil_dt_s8, anvil_dt_s8},
+        {anvil_dt_s8, anvil_dt_s8, anvil_dt_u8},      {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32},
+        {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16}, {anvil_dt_f32, anvil_dt_f32, anvil_dt_f32},
+        {anvil_dt_f32, anvil_dt_f32, anvil_dt_bf16},
+    };
+    const std::vector<std::vector<anvil_post_op_t>> kChains = {
+        {sum()},
+        {sum(0.5f), eltwise(anvil_eltwise_relu)},
+        {sum(2.0f, 3.0f)},
+        {eltwise(anvil_eltwise_clip, -6.f, 6.f), sum(-1.0f), binary(anvil_binary_add, false)},
+        {binary(anvil_binary_mul, true), sum(1.0f, -2.0f), eltwise(anvil_eltwise_leaky_relu, 0.25f)},
+        {sum(0.25f), eltwise(anvil_eltwise_gelu_tanh)},
+    };
+    const int64_t kShapes[][3] = {{1, 1, 1},     {1, 33, 17},  {3, 17, 5},    {16, 64, 64},
+                                  {17, 31, 700}, {64, 48, 33}, {2, 257, 300}, {29, 40, 2100}};
+    uint64_t seed = 300;
+    for (const auto &t : kTypes)
+        for (size_t ci = 0; ci < kChains.size(); ++ci) {
+            const auto &sh = kShapes[(seed * 5) % 8];
+            mm_case q;
+            q.a = t[0];
+            q.b = t[1];
+            q.c = t[2];
+            q.s.M = sh[0];
+            q.s.N = sh[1];
+            q.s.K = sh[2];
+            q.s.ta = seed % 2 ? 'T' : 'N';
+            q.s.tb = (seed / 2) % 2 ? 'T' : 'N';
+            q.s.pad_c = seed % 3 == 0 ? 3 : 0;
+            const bool int8 = q.a != anvil_dt_bf16 && q.a != anvil_dt_f32;
+            q.azp = int8 && seed % 3 == 1 ? (q.a == anvil_dt_u8 ? 3 : -2) : 0;
+            q.czp = int8 && (q.c == anvil_dt_u8 || q.c == anvil_dt_s8) && seed % 2 ? 5 : 0;
+            q.scale_mode = int(seed % 3);
+            q.bias = seed % 4 != 0;
+            q.ops = kChains[ci];
+            run_case(q, seed++);
+        }
+    // Wide f32 / bf16 outputs: several scratch panels of the fp32 GEMM.
+    for (const dt c : {anvil_dt_f32, anvil_dt_bf16}) {
+        mm_case q;
+        q.a = q.b = anvil_dt_f32;
+        q.c = c;
+        q.s.M = 300;
+        q.s.N = 3600;
+        q.s.K = 20;
+        q.bias = true;
+        q.ops = {sum(), eltwise(anvil_eltwise_relu)};
+        run_case(q, seed++);
+    }
+}
+
+TEST_CASE("matmul: sum post-op, bad parameters") {
+    anvil_matmul_desc_t d{};
+    d.a_dt = d.b_dt = d.c_dt = anvil_dt_f32;
+    d.transa = d.transb = 'N';
+    d.M = d.N = d.K = 4;
+    d.lda = d.ldb = d.ldc = 4;
+    for (const anvil_post_op_t bad : {sum(NAN), sum(1.0f, INFINITY), sum(-INFINITY)}) {
+        d.num_post_ops = 1;
+        d.post_ops = &bad;
+        anvil_matmul_t h = nullptr;
+        CHECK(anvil_matmul_create(&h, &d) == anvil_invalid_argument);
+        CHECK(h == nullptr);
+    }
+    // A sum takes no operand: a chain of only a sum runs with binary_srcs NULL.
+    const anvil_post_op_t ops[1] = {sum()};
+    d.num_post_ops = 1;
+    d.post_ops = ops;
+    anvil_matmul_t h = nullptr;
+    REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+    size_t bytes = 0;
+    REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+    std::vector<uint8_t> packed(bytes + 64);
+    void *pk = packed.data() + (64 - reinterpret_cast<uintptr_t>(packed.data()) % 64) % 64;
+    std::vector<float> A(16, 1.0f), B(16, 1.0f), C(16, 10.0f);
+    REQUIRE(anvil_matmul_pack_weights(h, B.data(), pk) == anvil_success);
+    REQUIRE(anvil_matmul_execute(h, A.data(), pk, C.data(), nullptr) == anvil_success);
+    for (float v : C) CHECK(v == 14.0f);
+    anvil_matmul_destroy(h);
 }
 
 TEST_CASE("lowp matmul: weights zero point, reference only") {

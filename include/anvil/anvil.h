@@ -351,8 +351,9 @@ ANVIL_API anvil_status_t anvil_gemm_s8s8s32_batch_strided(
  *       | sum_k A(i,k) * B(k,j)                              (bf16, f32)
  *   x = float(acc) * scale (scales[0], or scales[j] with scales_per_n)
  *   x = x + bias[j]
- *   x = post_op(x) for each post-op in order (eltwise, or binary add/mul
- *       with an M x N tensor or a per-N vector)
+ *   x = post_op(x) for each post-op in order (eltwise, binary add/mul
+ *       with an M x N tensor or a per-N vector, or sum: x + scale * (the
+ *       value C(i,j) held before the call - zero point))
  *   x = x + c_zero_point
  *   C(i,j) = convert(x): f32; bf16 and s32/u8/s8 round to nearest even,
  *       integers saturate, NaN -> 0.
@@ -371,7 +372,16 @@ typedef enum anvil_data_type {
 
 typedef enum anvil_post_op_kind {
     anvil_post_op_eltwise = 0,
-    anvil_post_op_binary = 1
+    anvil_post_op_binary = 1,
+    /* oneDNN's sum post-op (accumulate into the output): x = x + alpha *
+     * (C_old(i,j) - beta), where C_old is the value C (the conv2d's dst)
+     * holds before the call, read as c_dt (f32, bf16, u8 and s8 exactly,
+     * s32 rounded to the nearest fp32); alpha is the scale, beta the zero
+     * point.  In fp32: t = float(C_old); t = t - beta (only when beta != 0);
+     * t = t * alpha (only when alpha != 1); x = x + t.  No operand is
+     * passed (binary_srcs counts binary post-ops only); alg, per_n, src_dt
+     * and ld are ignored.  alpha and beta must be finite. */
+    anvil_post_op_sum = 2
 } anvil_post_op_kind_t;
 
 /* Eltwise ops; accuracy of each in docs/postops.md. */
@@ -394,7 +404,8 @@ typedef enum anvil_binary_alg {
 typedef struct anvil_post_op {
     anvil_post_op_kind_t kind;
     int alg;                   /* anvil_eltwise_alg_t or anvil_binary_alg_t */
-    float alpha, beta;         /* eltwise parameters (leaky_relu, clip) */
+    float alpha, beta;         /* eltwise parameters (leaky_relu, clip);
+                                  sum: scale and zero point */
     /* binary: the operand is a vector of N values (per_n = 1) or an M x N
      * matrix with leading dimension ld (>= N), stored as src_dt (f32 or
      * bf16); its pointer is passed to each execute call. */

@@ -171,8 +171,12 @@ anvil_status_t anvil_conv2d_create(anvil_conv2d_t *conv, const anvil_conv2d_desc
         for (int t = 0; t < d.num_post_ops; ++t) {
             lowp::post_op op;
             if ((st = api::map_post_op(d.post_ops[t], d.OC, &op)) != anvil_success) return st;
+            if (op.is_sum()) {  // the operand is dst: its type and row stride
+                op.sum_type = ch.out;
+                op.ld = d.OC;
+            }
             ch.ops.push_back(op);
-            c->num_binary += op.is_binary;
+            c->num_binary += op.takes_operand();
         }
         auto prepare = [&] {
             c->dw_kernels = conv::conv_dw_kernels{};
@@ -249,11 +253,13 @@ anvil_status_t anvil_conv2d_execute(anvil_conv2d_t conv, const void *src, const 
         if (!binary_srcs) return anvil_null_pointer;
         int b = 0;
         for (size_t t = 0; t < conv->chain.ops.size(); ++t) {
-            if (!conv->chain.ops[t].is_binary) continue;
+            if (!conv->chain.ops[t].takes_operand()) continue;
             if (!binary_srcs[b]) return anvil_null_pointer;
             srcs[t] = binary_srcs[b++];
         }
     }
+    for (size_t t = 0; t < conv->chain.ops.size(); ++t)
+        if (conv->chain.ops[t].is_sum()) srcs[t] = dst;  // sum reads dst before storing it
     const int vl = verbose::level();
     const double t0 = vl >= 2 ? verbose::now_seconds() : 0.0;
     conv::conv_operands ops;

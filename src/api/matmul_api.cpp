@@ -178,8 +178,12 @@ anvil_status_t anvil_matmul_create(anvil_matmul_t *matmul, const anvil_matmul_de
         for (int t = 0; t < d.num_post_ops; ++t) {
             lowp::post_op op;
             if ((st = map_post_op(d.post_ops[t], d.N, &op)) != anvil_success) return st;
+            if (op.is_sum()) {  // the operand is C: its type and row stride
+                op.sum_type = c.out;
+                op.ld = d.ldc;
+            }
             c.ops.push_back(op);
-            m->num_binary += op.is_binary;
+            m->num_binary += op.takes_operand();
         }
         if (m->f32) {
             m->f32_be = &gemm::select_backend();
@@ -267,11 +271,13 @@ anvil_status_t anvil_matmul_execute(anvil_matmul_t matmul, const void *A, const 
         if (!binary_srcs) return anvil_null_pointer;
         int b = 0;
         for (size_t t = 0; t < matmul->chain.ops.size(); ++t) {
-            if (!matmul->chain.ops[t].is_binary) continue;
+            if (!matmul->chain.ops[t].takes_operand()) continue;
             if (!binary_srcs[b]) return anvil_null_pointer;
             srcs[t] = binary_srcs[b++];
         }
     }
+    for (size_t t = 0; t < matmul->chain.ops.size(); ++t)
+        if (matmul->chain.ops[t].is_sum()) srcs[t] = C;  // sum reads C before storing it
     const auto *base = static_cast<const uint8_t *>(packed) + sizeof(h);
     if (matmul->f32) return execute_f32(*matmul, A, base, C, srcs);
     lowp::lp_problem p;

@@ -15,9 +15,9 @@ namespace anvil::api {
 
 namespace {
 
-// bf16 output: the fp32 product of a panel of rows goes through a scratch
-// buffer of at most 2^20 floats (4 MiB), at least 256 rows (so that few
-// panels re-read B).
+// bf16 output, or a sum op: the fp32 product of a panel of rows goes
+// through a scratch buffer of at most 2^20 floats (4 MiB), at least 256
+// rows (so that few panels re-read B).
 int64_t panel_rows(int64_t M, int64_t N) {
     const int64_t by_size = (int64_t(1) << 20) / std::max<int64_t>(1, N);
     return std::min(M, std::max<int64_t>(256, by_size));
@@ -26,7 +26,8 @@ int64_t panel_rows(int64_t M, int64_t N) {
 // The chain on each block of C the fp32 driver finishes, on the thread
 // that computed it, while the block is in cache.  acc: the GEMM's C (the
 // caller's C itself for f32 output, each element read before it is
-// written; a scratch panel for bf16); row0: the panel's first row in C.
+// written; a scratch panel for bf16 or a sum op); row0: the panel's first
+// row in C.
 class chain_on_blocks final : public gemm::c_block_done {
 public:
     chain_on_blocks(const lowp::chain_epilogue &epi, const float *acc, int64_t acc_ld, int64_t row0)
@@ -97,7 +98,10 @@ anvil_status_t f32_matmul_run(const gemm::backend **be, const lowp::chain_spec &
     p.lda = call.lda;
     p.packed_b = call.panels;
     lowp::chain_epilogue epi(chain, call.C, call.ldc, call.srcs);
-    if (chain.out == lowp::out_type::f32) {
+    // The product goes straight into an f32 C, the chain running on it in
+    // place -- unless a sum op needs C's old values, which the product
+    // (and its K blocks' partial sums) would overwrite first.
+    if (chain.out == lowp::out_type::f32 && !lowp::has_sum(chain)) {
         p.M = call.M;
         p.A = call.A;
         p.C = static_cast<float *>(call.C);

@@ -1,5 +1,6 @@
 #include "api/post_op_map.h"
 
+#include <cmath>
 #include <cstdint>
 
 #include <algorithm>
@@ -15,6 +16,16 @@ anvil_status_t map_post_op(const anvil_post_op_t &in, int64_t N, lowp::post_op *
         out->alpha = in.alpha;
         out->beta = in.beta;
         if (in.alg == anvil_eltwise_clip && !(in.alpha <= in.beta)) return anvil_invalid_argument;
+        return anvil_success;
+    }
+    if (kind == anvil_post_op_sum) {
+        // The operand is C itself (c_dt, ldc): the handle sets sum_type and
+        // ld (set_sum_operand) and passes C at each call.
+        if (!std::isfinite(in.alpha) || !std::isfinite(in.beta)) return anvil_invalid_argument;
+        out->is_binary = true;
+        out->binary = lowp::binary_alg::sum;
+        out->alpha = in.alpha;
+        out->beta = in.beta;
         return anvil_success;
     }
     if (kind != anvil_post_op_binary) return anvil_invalid_argument;

@@ -390,6 +390,62 @@ HWY_INLINE V LoadOperand(const void *src, size_t c, size_t count) {
     return LoadF32(static_cast<const float *>(src) + c, count);
 }
 
+// Bytes per element of the output type.
+constexpr size_t ElemBytes(out_type t) {
+    return t == out_type::f32 || t == out_type::s32 ? 4 : t == out_type::bf16 ? 2 : 1;
+}
+
+// Elements c .. c+count of an output row stored as `type` (the sum op's
+// operand: C's old values), as float: f32, bf16, u8 and s8 exactly, s32
+// rounded to nearest even (ConvertTo).
+HWY_INLINE V LoadOutput(out_type type, const void *row, size_t c, size_t count) {
+    const D d;
+    switch (type) {
+        case out_type::f32: return LoadF32(static_cast<const float *>(row) + c, count);
+        case out_type::bf16: return LoadBf16(static_cast<const uint16_t *>(row) + c, count);
+        case out_type::s32: {
+            const DI di;
+            const int32_t *p = static_cast<const int32_t *>(row) + c;
+            if (count == hn::Lanes(d)) return hn::ConvertTo(d, hn::LoadU(di, p));
+            HWY_ALIGN int32_t buf[kMaxLanes] = {};
+            std::memcpy(buf, p, count * sizeof(int32_t));
+            return hn::ConvertTo(d, hn::Load(di, buf));
+        }
+        case out_type::u8: {
+            const uint8_t *p = static_cast<const uint8_t *>(row) + c;
+            hn::Vec<DU8> u;
+            if (count == hn::Lanes(d)) {
+                u = hn::LoadU(DU8(), p);
+            } else {
+                HWY_ALIGN uint8_t buf[kMaxLanes] = {};
+                std::memcpy(buf, p, count);
+                u = hn::Load(DU8(), buf);
+            }
+            return hn::ConvertTo(d, hn::BitCast(DI(), hn::PromoteTo(DU(), u)));
+        }
+        default: {
+            const int8_t *p = static_cast<const int8_t *>(row) + c;
+            hn::Vec<DI8> v;
+            if (count == hn::Lanes(d)) {
+                v = hn::LoadU(DI8(), p);
+            } else {
+                HWY_ALIGN int8_t buf[kMaxLanes] = {};
+                std::memcpy(buf, p, count);
+                v = hn::Load(DI8(), buf);
+            }
+            return hn::ConvertTo(d, hn::PromoteTo(DI(), v));
+        }
+    }
+}
+
+// v + alpha * (C_old - beta): lowp::pp_sum_step on a vector.
+HWY_INLINE V SumStep(V v, V c_old, const post_op &o) {
+    const D d;
+    if (o.beta != 0.0f) c_old = hn::Sub(c_old, hn::Set(d, o.beta));
+    if (o.alpha != 1.0f) c_old = hn::Mul(c_old, hn::Set(d, o.alpha));
+    return hn::Add(v, c_old);
+}
+
 template <bool kBf16>
 HWY_INLINE void Binary(float *x, size_t n, const post_op &o, const void *src) {
     if (o.binary == binary_alg::add) {
@@ -415,7 +471,13 @@ void Apply(float *x, int64_t n, int64_t i, int64_t j0, const post_op *ops, int n
         }
         // Element (i, j0 + c) of the operand.
         const int64_t at = o.per_n ? j0 : i * o.ld + j0;
-        if (o.src_bf16)
+        if (o.is_sum()) {
+            const size_t eb = ElemBytes(o.sum_type);
+            const auto *row = static_cast<const uint8_t *>(srcs[t]) + at * int64_t(eb);
+            MapRow(x, un, [&](V v, size_t c, size_t count) HWY_ATTR {
+                return SumStep(v, LoadOutput(o.sum_type, row, c, count), o);
+            });
+        } else if (o.src_bf16)
             Binary<true>(x, un, o, static_cast<const uint16_t *>(srcs[t]) + at);
         else
             Binary<false>(x, un, o, static_cast<const float *>(srcs[t]) + at);
@@ -507,11 +569,6 @@ HWY_INLINE void StoreVec(V v, size_t count, void *HWY_RESTRICT dst) {
     } else {
         StoreLanes(DI8(), hn::DemoteTo(DI8(), ToByteSat(v, -128.0f, 127.0f)), count, L, dst);
     }
-}
-
-// Bytes per element of the output type.
-constexpr size_t ElemBytes(out_type t) {
-    return t == out_type::f32 || t == out_type::s32 ? 4 : t == out_type::bf16 ? 2 : 1;
 }
 
 template <out_type kType>
@@ -612,6 +669,11 @@ HWY_INLINE V OnePassOp(V v, const lowp::pp_block &b, int t, int64_t r, size_t c,
     if (o.is_binary) {
         const int64_t j = b.j0 + int64_t(c);
         const int64_t at = o.per_n ? j : (b.i0 + r) * o.ld + j;
+        if (o.is_sum())
+            return SumStep(v, LoadOutput(o.sum_type, static_cast<const uint8_t *>(b.srcs[t]) +
+                                                         at * int64_t(ElemBytes(o.sum_type)),
+                                         0, count),
+                           o);
         const V w = o.src_bf16 ? LoadOperand<true>(b.srcs[t], size_t(at), count)
                                : LoadOperand<false>(b.srcs[t], size_t(at), count);
         return o.binary == binary_alg::add ? hn::Add(v, w) : hn::Mul(v, w);

@@ -45,6 +45,12 @@ std::string post_ops_string(const std::vector<post_op> &ops) {
     std::string s;
     for (const post_op &op : ops) {
         if (!s.empty()) s += "+";
+        if (op.is_sum()) {  // anvil-bench's spelling: sum[:SCALE[:ZERO_POINT]]
+            s += "sum";
+            if (op.alpha != 1.0f || op.beta != 0.0f) s += ":" + float_text(op.alpha);
+            if (op.beta != 0.0f) s += ":" + float_text(op.beta);
+            continue;
+        }
         if (op.is_binary) {
             s += op.binary == binary_alg::add ? "add" : "mul";
             if (op.src_bf16) s += ":bf16";

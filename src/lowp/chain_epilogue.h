@@ -25,6 +25,14 @@ struct chain_spec {
     float c_zero_point = 0;
 };
 
+// Whether the chain has a sum op (it reads C before the store: C must not
+// be written earlier, e.g. by a GEMM accumulating into it).
+inline bool has_sum(const chain_spec &spec) {
+    for (const post_op &o : spec.ops)
+        if (o.is_sum()) return true;
+    return false;
+}
+
 class chain_epilogue final : public lp_epilogue {
 public:
     // srcs[t] is the operand of ops[t] (nullptr for eltwise ops).  bias,

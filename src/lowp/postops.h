@@ -30,17 +30,35 @@ enum class eltwise_alg : uint8_t {
     tanh,
 };
 
-enum class binary_alg : uint8_t { add, mul };
+// sum: oneDNN's sum post-op, x = x + alpha * (C_old - beta), where the
+// operand is the output itself (C's value before the call, read as
+// sum_type); see post_op.  Its operand pointer (srcs[t]) is C, set by the
+// handle at each call, never a caller's binary operand.
+enum class binary_alg : uint8_t { add, mul, sum };
 
 struct post_op {
-    bool is_binary = false;
+    bool is_binary = false;            // add, mul or sum: reads srcs[t]
     eltwise_alg eltwise = eltwise_alg::relu;
-    float alpha = 0, beta = 0;         // eltwise parameters
+    float alpha = 0, beta = 0;         // eltwise parameters; sum: scale, zero point
     binary_alg binary = binary_alg::add;
     bool per_n = false;                // binary operand: a vector of N (true) or M x N
     bool src_bf16 = false;             // binary operand stored as bf16 (else f32)
+    out_type sum_type = out_type::f32; // sum: the type C is stored in
     int64_t ld = 0;                    // M x N operand: elements between rows
+    bool is_sum() const { return is_binary && binary == binary_alg::sum; }
+    // A binary op whose operand the caller passes (add / mul).
+    bool takes_operand() const { return is_binary && binary != binary_alg::sum; }
 };
+
+// The sum op on one value: x + alpha * (c_old - beta), in this order of
+// fp32 operations, the subtraction only when beta != 0 and the product only
+// when alpha != 1 (every backend does exactly these steps).
+inline float pp_sum_step(float x, float c_old, float alpha, float beta) {
+    float t = c_old;
+    if (beta != 0.0f) t = t - beta;
+    if (alpha != 1.0f) t = t * alpha;
+    return x + t;
+}
 
 // x[c] *= (per_n ? scales[c] : scales[0]) for c in [0, n); scales == nullptr
 // means 1 (nothing to do).  Then x[c] += bias[c] when bias != nullptr.
@@ -50,7 +68,7 @@ void pp_scale_bias(float *x, int64_t n, const float *scales, bool per_n, const f
 // Applies ops[0..nops) to x[0..n), the columns j0 .. j0+n-1 of row i.
 // srcs[t] is the operand of ops[t] (only read for binary ops): element
 // (i, j) at srcs[t][i * ops[t].ld + j] (M x N) or srcs[t][j] (per_n), in
-// f32 or bf16 as the op says.
+// f32 or bf16 as the op says (sum: in sum_type, M x N).
 void pp_apply(float *x, int64_t n, int64_t i, int64_t j0, const post_op *ops, int nops,
               const void *const *srcs);
 

@@ -363,6 +363,8 @@ bool post_ops_must_reject(const post_ops &po, int64_t ncols) {
             const int sdt = ival(op.src_dt);
             if (sdt != anvil_dt_f32 && sdt != anvil_dt_bf16) return true;
             if (!op.per_n && op.ld < std::max<int64_t>(1, ncols)) return true;
+        } else if (kind == anvil_post_op_sum) {
+            if (!std::isfinite(op.alpha) || !std::isfinite(op.beta)) return true;
         } else {
             return true;
         }

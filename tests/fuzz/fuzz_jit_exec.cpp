@@ -366,7 +366,7 @@ const char *dt_name(anvil_data_type_t t) {
 
 // A chain of up to 4 post-ops over an output of `rows` x `cols` (binary
 // operands: per column, or rows x cols with ld = cols + pad), with
-// integer-valued operands.  Transcendental ops are included: every backend
+// integer-valued operands; sum ops read the output's initial contents.  Transcendental ops are included: every backend
 // computes them with the same IEEE operations (docs/postops.md).
 struct chain {
     std::vector<anvil_post_op_t> ops;
@@ -399,6 +399,13 @@ void decode_chain(fz::reader &r, int64_t rows, int64_t cols, fz::rng &g, chain *
             static const char *names[] = {"relu", "leaky_relu", "clip", "gelu_tanh", "gelu_erf",
                                           "silu", "sigmoid", "tanh"};
             c->str += fmt(" %s(%g,%g)", names[op.alg], double(op.alpha), double(op.beta));
+        } else if (b % 16 == 15) {  // sum: the output's old values (C0 / dst0)
+            op.kind = anvil_post_op_sum;
+            static const float scale[4] = {1.0f, 0.5f, 2.0f, -1.0f};
+            static const float zero_point[4] = {0.0f, 3.0f, -2.0f, 100.0f};
+            op.alpha = scale[(b >> 4) & 3];
+            op.beta = zero_point[b >> 6];
+            c->str += fmt(" sum(%g,%g)", double(op.alpha), double(op.beta));
         } else {
             op.kind = anvil_post_op_binary;
             op.alg = (b & 16) ? anvil_binary_mul : anvil_binary_add;

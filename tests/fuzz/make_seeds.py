@@ -206,7 +206,10 @@ def api_seeds():
     s['matmul_bad_types'] = matmul((7, -1, 2))
     s['matmul_unsupported_types'] = matmul(128 + 0 * 25 + 0 * 5 + 0)  # f32, f32 -> f32
     s['matmul_too_many_post_ops'] = matmul(ops=post_ops([], count=9))
-    s['matmul_bad_post_op_kind'] = matmul(ops=post_ops([post_op(2 + 238)]))
+    s['matmul_bad_post_op_kind'] = matmul(ops=post_ops([post_op(3 + 238)]))
+    s['matmul_sum'] = matmul(('u8', 's8', 'u8'), M=5, N=9, K=16, ldc=ld_pad(2),
+                             ops=post_ops([post_op(2 + 238, alpha=0.5, beta=3.5), post_op('elt', 0)]))
+    s['matmul_sum_nan_scale'] = matmul(ops=post_ops([post_op(2 + 238, alpha='nan')]))
     s['matmul_binary_bad_ld'] = matmul(ops=post_ops([post_op('bin', 0, per_n=0, ld=ld_short(1))]))
     s['matmul_binary_s32_src'] = matmul(ops=post_ops([post_op('bin', 0, per_n=1, src_dt=2)]))
     s['matmul_null_b_misaligned'] = matmul(pack=1 | (1 << 1))
@@ -317,6 +320,9 @@ def jchain(*ops):
             _, mul, per_n, bf16, pad = o
             b += u8(11 | (16 if mul else 0) | (32 if per_n else 0) | (64 if bf16 else 0) |
                     (128 if pad else 0))
+        elif o[0] == 'sum':  # ('sum', scale index 0..3, zero point index 0..3)
+            _, scale, zp = o
+            b += u8(15 | (scale << 4) | (zp << 6))
         else:  # (name, leaky index or clip byte)
             name = o[0]
             arg = o[1] if len(o) > 1 else 0
@@ -404,6 +410,15 @@ def jit_seeds():
     s['conv_s8_f32_chain'] = jconv(SUP[7], tier='avx2', icg=4, ocg=5, kb=kbyte(1, 3),
                                    pb=pbyte(0, 1, 0, 1), quant=1,
                                    chain=jchain(('tanh',), ('bin', 1, 1, 1, 0)))
+    s['matmul_u8_u8_sum_relu'] = jmatmul(SUP[5], M=9, N=20, K=12, zp=jzp(128, None, 12), quant=2,
+                                         chain=jchain(('sum', 1, 1), ('relu',)))
+    s['matmul_f32_f32_sum'] = jmatmul(SUP[12], M=13, N=40, K=69, quant=4,
+                                      chain=jchain(('gelu_tanh',), ('sum', 3, 2)))
+    s['conv_f32_3x3_sum'] = jconv(SUP[12], kb=kbyte(3, 3), pb=pbyte(1, 1, 1, 1), quant=4,
+                                  chain=jchain(('sum', 0, 0), ('relu',)))
+    s['conv_u8_depthwise_sum'] = jconv(SUP[5], gsel=3 | (15 << 2), kb=kbyte(3, 3),
+                                       pb=pbyte(1, 1, 1, 1), IH=8, IW=9, zp=jzp(7, None, 3),
+                                       quant=2, chain=jchain(('sum', 2, 3)))
     s['conv_batch0'] = jconv(SUP[12], N=0)
     return s
 
