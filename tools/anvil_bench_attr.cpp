@@ -85,6 +85,12 @@ bool transcendental(int alg) {
 }
 
 std::string op_text(const post_op_spec &o) {
+    if (o.sum) {
+        std::string t = "sum";
+        if (o.alpha != 1.0f || o.beta != 0.0f) t += ":" + fnum(o.alpha);
+        if (o.beta != 0.0f) t += ":" + fnum(o.beta);
+        return t;
+    }
     if (o.binary)
         return std::string(o.alg == anvil_binary_add ? "add" : "mul") + ":" + dt_name(o.src_dt) +
                (o.per_n ? ":per_oc" : "");
@@ -223,9 +229,15 @@ bool parse_post_ops(const std::string &s, std::vector<post_op_spec> *ops, std::s
                 }
             }
         } else if (name == "sum") {
-            *err = "'sum': anvil's matmul has no sum post-op (accumulation into C); use add:f32 "
-                   "(an M x N residual tensor)";
-            return false;
+            o.sum = true;
+            o.alpha = 1.0f;
+            int32_t zp = 0;
+            if (f.size() > 3 || (f.size() > 1 && (!to_float(f[1], &o.alpha) || !std::isfinite(o.alpha))) ||
+                (f.size() > 2 && !to_i32(f[2], &zp))) {
+                *err = "'" + item + "': expected sum[:SCALE[:ZERO_POINT]] (an integer zero point)";
+                return false;
+            }
+            o.beta = float(zp);
         } else {
             const elt_name *e = nullptr;
             for (const elt_name &c : kElt)
@@ -233,7 +245,8 @@ bool parse_post_ops(const std::string &s, std::vector<post_op_spec> *ops, std::s
             if (!e) {
                 *err = "unknown post-op '" + name +
                        "' (relu leaky_relu[:A] clip:LO:HI gelu_tanh gelu_erf silu swish sigmoid "
-                       "logistic tanh add[:f32|bf16][:per_oc] mul[:f32|bf16][:per_oc])";
+                       "logistic tanh add[:f32|bf16][:per_oc] mul[:f32|bf16][:per_oc] "
+                       "sum[:SCALE[:ZERO_POINT]])";
                 return false;
             }
             o.alg = e->alg;
@@ -361,9 +374,11 @@ bool attr_data::init(const attr_spec &a, const gemm_problem &p, int64_t full_ld,
         for (int64_t j = 0; j < p.N; ++j) bias.push_back(float(ival(s, -20, 20)));
         for (int64_t j = 0; j < p.N; ++j) dnnl_bias.push_back(bias[size_t(j)] / scale(j));
     }
+    has_sum = false;
     for (const post_op_spec &o : a.ops) {
         anvil_post_op_t q{};
-        q.kind = o.binary ? anvil_post_op_binary : anvil_post_op_eltwise;
+        q.kind = o.sum ? anvil_post_op_sum : o.binary ? anvil_post_op_binary : anvil_post_op_eltwise;
+        has_sum = has_sum || o.sum;
         q.alg = o.alg;
         q.alpha = o.alpha;
         q.beta = o.beta;
@@ -389,7 +404,37 @@ bool attr_data::init(const attr_spec &a, const gemm_problem &p, int64_t full_ld,
         ops.push_back(q);
     }
     for (const buffer &b : bin) bin_ptrs.push_back(b.data());
+    c_dt = a.dst;
+    c_ld = p.ldc();
+    c_old = buffer();
+    if (has_sum) {
+        const int64_t n = p.M * c_ld;
+        c_old = buffer(size_t(std::max<int64_t>(n, 1) * dt_bytes(c_dt)));
+        if (!c_old.ok()) return false;
+        for (int64_t k = 0; k < n; ++k) {
+            const int32_t v = int32_t(c_dt == anvil_dt_u8 ? ival(s, 0, 30) : ival(s, -30, 30));
+            void *e = static_cast<uint8_t *>(c_old.data()) + k * dt_bytes(c_dt);
+            if (c_dt == anvil_dt_f32) {
+                const float f = float(v);
+                std::memcpy(e, &f, 4);
+            } else if (c_dt == anvil_dt_bf16) {
+                const uint16_t h = f32_to_bf16_rne(float(v));
+                std::memcpy(e, &h, 2);
+            } else if (c_dt == anvil_dt_s32) {
+                std::memcpy(e, &v, 4);
+            } else {
+                *static_cast<uint8_t *>(e) = uint8_t(int8_t(v));
+            }
+        }
+    }
     return true;
+}
+
+void attr_data::reset_output(buffer &C) const {
+    if (has_sum)
+        std::memcpy(C.data(), c_old.data(), std::min(C.bytes(), c_old.bytes()));
+    else
+        std::memset(C.data(), 0xA5, C.bytes());
 }
 
 double attr_data::bin_value(size_t t, int64_t i, int64_t j) const {
@@ -401,8 +446,10 @@ attr_reference::attr_reference(const lowp_data &d, const attr_spec &a, const att
     bare_s32_ = is_int8(d.dt) && a.dst == anvil_dt_s32 && a.scale_mode == 0 && !a.bias &&
                 a.ops.empty();
     exact_chain_ = is_int8(d.dt) || d.exact(1.0f, 0.0f);
-    for (const post_op_spec &o : a.ops)
-        if (!o.binary && transcendental(o.alg)) exact_chain_ = false;
+    for (const post_op_spec &o : a.ops) {
+        if (!o.binary && !o.sum && transcendental(o.alg)) exact_chain_ = false;
+        if (o.sum && o.alpha != 1.0f && !is_pow2(o.alpha)) exact_chain_ = false;
+    }
     if (a.bias && a.scale_mode)
         for (int64_t j = 0; j < d.p.N; ++j)
             if (!is_pow2(ad.scale(j))) exact_chain_ = false;  // oneDNN's bias / scale
@@ -450,6 +497,18 @@ chain_value attr_reference::at(int64_t i, int64_t j) const {
     }
     size_t bi = 0;
     for (const post_op_spec &o : a_.ops) {
+        if (o.sum) {  // x + alpha * (C_old - beta), anvil's order of fp32 steps
+            float t = float(ad_.c_old_value(i, j));
+            if (o.beta != 0.0f) t = t - o.beta;
+            const float t0 = t;
+            if (o.alpha != 1.0f) t = t * o.alpha;
+            // oneDNN may fuse the product into the add: one rounding less.
+            if (o.alpha != 1.0f && !is_pow2(o.alpha)) ed += 0x1p-24 * std::fabs(double(t0) * o.alpha);
+            x = x + t;
+            ea = after_rounding(ea, 1, x);
+            ed = after_rounding(ed, 1, x);
+            continue;
+        }
         if (o.binary) {
             const float y = float(ad_.bin_value(bi++, i, j));
             const double l = o.alg == anvil_binary_add ? 1.0 : std::fabs(y);

@@ -60,8 +60,9 @@ namespace anvil_bench {
 
 struct post_op_spec {
     bool binary = false;
+    bool sum = false;             // oneDNN's sum: + alpha * (C_old - beta)
     int alg = 0;                  // anvil_eltwise_alg_t / anvil_binary_alg_t
-    float alpha = 0, beta = 0;    // leaky_relu, clip
+    float alpha = 0, beta = 0;    // leaky_relu, clip; sum: scale, zero point
     bool per_n = false;           // binary: per_oc vector
     anvil_data_type_t src_dt = anvil_dt_f32;  // binary operand type
 };
@@ -107,8 +108,18 @@ struct attr_data {
     std::vector<anvil_data_type_t> bin_dt;
     std::vector<anvil_post_op_t> ops;
     std::vector<const void *> bin_ptrs;
+    // A sum op reads C's old values: C's initial contents (small integers
+    // of the output type, p.M x p.ldc()), copied into every output buffer
+    // before each checked call.
+    bool has_sum = false;
+    buffer c_old;
+    anvil_data_type_t c_dt = anvil_dt_f32;
+    int64_t c_ld = 0;
     bool init(const attr_spec &a, const gemm_problem &p, int64_t full_ld, uint64_t seed);
     double bin_value(size_t t, int64_t i, int64_t j) const;
+    double c_old_value(int64_t i, int64_t j) const { return load_elem(c_dt, c_old.data(), i * c_ld + j); }
+    // C = C's initial contents (with a sum op), else 0xA5 bytes.
+    void reset_output(buffer &C) const;
     float scale(int64_t j) const { return scales.empty() ? 1.0f : scales[scales.size() == 1 ? 0 : size_t(j)]; }
 };
 
@@ -125,6 +136,7 @@ class attr_reference {
 public:
     attr_reference(const lowp_data &d, const attr_spec &a, const attr_data &ad);
     chain_value at(int64_t i, int64_t j) const;
+    const attr_data *data() const { return &ad_; }
     // Whether a result is within the library's bound of the chain value.
     bool accepts(const chain_value &v, double got, bool dnnl) const;
     // Whether every element must be exact (no bound anywhere).

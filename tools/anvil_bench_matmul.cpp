@@ -136,8 +136,8 @@ bool check_pass(const options &o, lowp_dt dt, const attr_spec &a, const gemm_pro
         *detail += " out of memory;";
         return false;
     }
-    fill_bytes(Ca);
-    fill_bytes(Cd);
+    ad.reset_output(Ca);
+    ad.reset_output(Cd);
     const attr_reference ref(d, a, ad);
     const std::string tag = is_int8(dt) ? (d.full_range ? "full-range" : "7-bit")
                             : kind == data_kind::ints ? (d.exact(1, 0) ? "ints(exact)" : "ints")
@@ -294,7 +294,9 @@ int run_perf_matmul(const options &o, const gemm_context &ctx,
             rep.add(r);
             continue;
         }
-        for (buffer *b : {&Ca, &Cd, &Pa, &Pd}) fill_bytes(*b);
+        ad.reset_output(Ca);
+        ad.reset_output(Cd);
+        for (buffer *b : {&Pa, &Pd}) fill_bytes(*b);
         anvil_mm am, pm;
         anvil_status_t st = am.init(dt, p, d.B.data(), a, ad);
         if (st == anvil_success && o.chain_cost) st = pm.init(dt, p, d.B.data(), plain, pad);
@@ -320,17 +322,24 @@ int run_perf_matmul(const options &o, const gemm_context &ctx,
                              anvil_data_type_t dst, anvil_status_t &e) {
             const anvil_mm *mp = &m;
             void *out = C.data();
+            buffer *cp = &C;
             const attr_reference *rp = &rf;
             const std::vector<chain_value> *wp = &w;
             anvil_status_t *ep = &e;
             const void *A = d.A.data();
             const std::vector<point> *pp = &pts;
+            const attr_data *adp = rf.data();
             cs.push_back({name,
                           [mp, out, A, ep](int64_t) {
                               const anvil_status_t st2 = mp->run(A, out);
                               if (st2 != anvil_success && *ep == anvil_success) *ep = st2;
                           },
                           [=](int64_t, std::string *why) {
+                              if (adp->has_sum) {  // the timed calls accumulated: one call from C_old
+                                  adp->reset_output(*cp);
+                                  const anvil_status_t st3 = mp->run(A, out);
+                                  if (st3 != anvil_success && *ep == anvil_success) *ep = st3;
+                              }
                               if (*ep != anvil_success) {
                                   *why = std::string("returned ") + anvil_status_str(*ep);
                                   return false;
@@ -345,11 +354,17 @@ int run_perf_matmul(const options &o, const gemm_context &ctx,
                             anvil_data_type_t dst) {
             onednn_attr_matmul *mp = &m;
             const void *out = C.data();
+            buffer *cp = &C;
             const attr_reference *rp = &rf;
             const std::vector<chain_value> *wp = &w;
             const std::vector<point> *pp = &pts;
+            const attr_data *adp = rf.data();
             cs.push_back({name, [mp](int64_t) { mp->execute(); },
                           [=](int64_t, std::string *why) {
+                              if (adp->has_sum) {  // the timed calls accumulated: one call from C_old
+                                  adp->reset_output(*cp);
+                                  mp->execute();
+                              }
                               const point_check pc = check_points(*rp, *pp, *wp, dst, ldc, out, true);
                               if (pc.bad) *why = std::to_string(pc.bad) + " bad points; first: " + pc.first;
                               return pc.bad == 0;

@@ -42,6 +42,10 @@ binary_mds append_post_ops(
     binary_mds bin_mds;
     for (size_t t = 0; t < a.ops.size(); ++t) {
         const post_op_spec &o = a.ops[t];
+        if (o.sum) {  // accumulates into dst, read in dst's type
+            po.append_sum(o.alpha, int32_t(o.beta), to_dnnl(a.dst));
+            continue;
+        }
         if (!o.binary) {
             const float alpha = o.alg == anvil_eltwise_silu ? 1.0f : o.alpha;
             po.append_eltwise(1.0f, eltwise_alg(o.alg), alpha, o.beta);
