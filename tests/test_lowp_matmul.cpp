@@ -680,6 +680,97 @@ TEST_CASE("lowp bf16: NaN and infinity inputs") {
     anvil_matmul_destroy(hb);
 }
 
+// NaN and +-inf scattered through both operands -- the weights (B) too,
+// prepacked or read in place -- at random places, over shapes with tails,
+// transposes and several K blocks.  IEEE decides each element whatever
+// the summation order: a NaN operand or inf * 0 gives NaN, +inf with -inf
+// gives NaN, else the infinity, else the exact integer sum.
+TEST_CASE("lowp bf16: NaN and infinity in A and in the weights, every path") {
+    struct dims3 {
+        int64_t M, N, K;
+    };
+    const dims3 kShapes[] = {{1, 40, 33}, {4, 100, 64}, {13, 33, 17}, {31, 70, 129}, {2, 17, 1100}, {64, 48, 600}};
+    tu::rng r(123);
+    int c = 0;
+    for (const dims3 &sh : kShapes)
+        for (const char tb : {'N', 'T'}) {
+            const int64_t M = sh.M, N = sh.N, K = sh.K;
+            const char ta = c % 3 == 0 ? 'T' : 'N';
+            const int64_t lda = ta == 'N' ? K : M, ldb = tb == 'N' ? N : K;
+            auto a_at = [&](int64_t i, int64_t k) { return ta == 'N' ? i * lda + k : k * lda + i; };
+            auto b_at = [&](int64_t k, int64_t j) { return tb == 'N' ? k * ldb + j : j * ldb + k; };
+            std::vector<uint16_t> A(size_t(M * K)), B(size_t(K * N));
+            for (auto &v : A) v = lt::f32_to_bf16(float(r.ival(-3, 3)));
+            for (auto &v : B) v = lt::f32_to_bf16(float(r.ival(-3, 3)));
+            const float specials[3] = {tu::qnan(), tu::inf(), -tu::inf()};
+            for (int t = 0; t < 3 + int(M * K / 200); ++t)
+                A[size_t(r.ival(0, M * K - 1))] = lt::f32_to_bf16(specials[r.ival(0, 2)]);
+            for (int t = 0; t < 3 + int(K * N / 200); ++t)
+                B[size_t(r.ival(0, K * N - 1))] = lt::f32_to_bf16(specials[r.ival(0, 2)]);
+            // The IEEE class of each element: 0 finite (value), 1 NaN, 2 +inf, 3 -inf.
+            std::vector<int> cls(size_t(M * N));
+            std::vector<double> val(size_t(M * N));
+            for (int64_t i = 0; i < M; ++i)
+                for (int64_t j = 0; j < N; ++j) {
+                    bool nan = false, pinf = false, ninf = false;
+                    double sum = 0;
+                    for (int64_t k = 0; k < K; ++k) {
+                        const double p = double(lt::bf16_to_f32(A[size_t(a_at(i, k))])) *
+                                         double(lt::bf16_to_f32(B[size_t(b_at(k, j))]));
+                        if (std::isnan(p)) nan = true;
+                        else if (std::isinf(p)) (p > 0 ? pinf : ninf) = true;
+                        else sum += p;
+                    }
+                    cls[size_t(i * N + j)] = nan || (pinf && ninf) ? 1 : pinf ? 2 : ninf ? 3 : 0;
+                    val[size_t(i * N + j)] = sum;
+                }
+            auto check = [&](const char *what, int64_t i, int64_t j, double got) {
+                const int k = cls[size_t(i * N + j)];
+                const bool ok = k == 1 ? std::isnan(got) : k == 2 ? got == tu::inf() : k == 3 ? got == -tu::inf()
+                                                                                           : got == val[size_t(i * N + j)];
+                if (ok) return 0;
+                MESSAGE(what, " ", M, "x", N, "x", K, " ", ta, tb, " (", i, ",", j, ") got ", got, " class ", k,
+                        " sum ", val[size_t(i * N + j)]);
+                return 1;
+            };
+            int bad = 0;
+            std::vector<float> C(size_t(M * N), 7.0f);
+            REQUIRE(anvil_gemm_bf16bf16f32(ta, tb, M, N, K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C.data(), N) ==
+                    anvil_success);
+            for (int64_t i = 0; i < M && bad < 3; ++i)
+                for (int64_t j = 0; j < N && bad < 3; ++j) bad += check("gemm_bf16bf16f32", i, j, C[size_t(i * N + j)]);
+            for (const anvil_data_type_t c_dt : {anvil_dt_f32, anvil_dt_bf16}) {
+                anvil_matmul_desc_t d = lt::bf16_matmul_desc(M, N, K, c_dt);
+                d.transa = ta;
+                d.transb = tb;
+                d.lda = lda;
+                d.ldb = ldb;
+                anvil_matmul_t h = nullptr;
+                REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+                size_t bytes = 0;
+                REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+                std::vector<uint32_t> packed(bytes / 4 + 1);
+                REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
+                std::vector<uint8_t> out(size_t(M * N * (c_dt == anvil_dt_f32 ? 4 : 2)));
+                REQUIRE(anvil_matmul_execute(h, A.data(), packed.data(), out.data(), nullptr) == anvil_success);
+                anvil_matmul_destroy(h);
+                for (int64_t i = 0; i < M && bad < 3; ++i)
+                    for (int64_t j = 0; j < N && bad < 3; ++j) {
+                        // bf16 output: the exact sums here (|sum| <= 9 K) are bf16 values only
+                        // when small; compare the class, and the value rounded to bf16.
+                        double got = lt::load(c_dt, out.data(), i * N + j);
+                        if (c_dt == anvil_dt_bf16 && cls[size_t(i * N + j)] == 0)
+                            got = got == double(lt::bf16_to_f32(lt::f32_to_bf16(float(val[size_t(i * N + j)]))))
+                                      ? val[size_t(i * N + j)]
+                                      : got;
+                        bad += check(c_dt == anvil_dt_f32 ? "matmul f32 out" : "matmul bf16 out", i, j, got);
+                    }
+            }
+            CHECK(bad == 0);
+            ++c;
+        }
+}
+
 }  // namespace
 
 namespace {

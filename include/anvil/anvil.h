@@ -468,7 +468,12 @@ ANVIL_API anvil_status_t anvil_matmul_destroy(anvil_matmul_t matmul);
  * Dilation follows oneDNN/benchdnn: 0 is a dense kernel, d leaves d pixels
  * between taps.  OH must equal (IH + pad_t + pad_b - ((KH-1)*(DH+1)+1)) / SH
  * + 1 (and likewise OW); padding taps read nothing (they contribute 0 to
- * the sum, as in oneDNN, after the source zero point is subtracted).
+ * the sum, as in oneDNN, after the source zero point is subtracted).  One
+ * exception: with a NaN or infinite weight, an output whose window reaches
+ * into the padding may come out NaN on the implicit-GEMM path (groups of
+ * more than one channel), which may multiply the padding's zeros by the
+ * weights (0 * inf = NaN); the depthwise kernels skip those taps.  Finite
+ * weights give the same results either way.
  *
  * Supported types (src, weights -> dst):
  *   f32, f32 -> f32                                   (fp32 accumulation)
