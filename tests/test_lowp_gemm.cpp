@@ -75,6 +75,19 @@ std::vector<shape> shape_mix(int trans, int count, uint64_t seed) {
         s.pad_b = f[0] % 2 ? 0 : 5;
         out.push_back(s);
     }
+    // The fp32 issue's 1000 as M and as N (several row / column blocks and
+    // their tails), with short and odd K.
+    const int64_t thousands[][3] = {{1000, 33, 65}, {17, 1000, 31}, {1000, 1000, 7}};
+    for (const auto &f : thousands) {
+        shape s;
+        s.ta = kTrans[trans][0];
+        s.tb = kTrans[trans][1];
+        s.M = f[0];
+        s.N = f[1];
+        s.K = f[2];
+        s.pad_c = f[2] % 2 ? 3 : 0;
+        out.push_back(s);
+    }
     return out;
 }
 
