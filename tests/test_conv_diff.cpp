@@ -301,6 +301,21 @@ bool onednn_conv(const anvil_conv2d_desc_t &d, anvil_conv_weights_layout_t layou
         // zero point wrong (MobileNet-like 12x12x32, u8 src, sum(0.5, 2):
         // -15 where the chain gives 0.5; with zero point 0 it agrees).  No
         // peer for those.
+        // oneDNN 2.6 crashes (SIGSEGV in brgconv's execute) on a sum with
+        // more post-ops when an output's window is all padding (anvil-bench
+        // avoids the same): no peer.
+        {
+            bool has_sum = false;
+            for (int t = 0; with_attrs && t < d.num_post_ops; ++t)
+                has_sum |= d.post_ops[t].kind == anvil_post_op_sum;
+            const int64_t ekh = (d.KH - 1) * (d.DH + 1), ekw = (d.KW - 1) * (d.DW + 1);
+            if (has_sum && d.num_post_ops > 1 &&
+                (ekh < d.pad_t || ekw < d.pad_l || (d.OH - 1) * d.SH - d.pad_t >= d.IH ||
+                 (d.OW - 1) * d.SW - d.pad_l >= d.IW)) {
+                *why = "oneDNN 2.6 crashes on a sum with other post-ops and an all-padding window";
+                return false;
+            }
+        }
         bool sum_zero_point = false;
         for (int t = 0; with_attrs && t < d.num_post_ops; ++t)
             sum_zero_point |= d.post_ops[t].kind == anvil_post_op_sum && d.post_ops[t].beta != 0.0f;
