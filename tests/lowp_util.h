@@ -117,6 +117,17 @@ inline double load(anvil_data_type_t t, const void *p, int64_t at) {
     }
 }
 
+// Stores the integer v (exact in the type) as element `at` of a typed buffer.
+inline void store_int(anvil_data_type_t t, void *p, int64_t at, int64_t v) {
+    switch (t) {
+        case anvil_dt_f32: static_cast<float *>(p)[at] = float(v); break;
+        case anvil_dt_bf16: static_cast<uint16_t *>(p)[at] = f32_to_bf16(float(v)); break;
+        case anvil_dt_s32: static_cast<int32_t *>(p)[at] = int32_t(v); break;
+        case anvil_dt_u8: static_cast<uint8_t *>(p)[at] = uint8_t(v); break;
+        default: static_cast<int8_t *>(p)[at] = int8_t(v); break;
+    }
+}
+
 // fp32 ulp of y (subnormals: the smallest one; inf / NaN: 0).
 inline double ulp32(double y) {
     y = std::fabs(y);
@@ -169,6 +180,15 @@ inline anvil_post_op_t binary(int alg, bool per_n, anvil_data_type_t src_dt = an
     o.per_n = per_n;
     o.src_dt = src_dt;
     o.ld = ld_pad;
+    return o;
+}
+
+// oneDNN's sum post-op: x + scale * (the output's old value - zero_point).
+inline anvil_post_op_t sum(float scale = 1.0f, float zero_point = 0.0f) {
+    anvil_post_op_t o{};
+    o.kind = anvil_post_op_sum;
+    o.alpha = scale;
+    o.beta = zero_point;
     return o;
 }
 

@@ -427,22 +427,8 @@ void build_problem(const conv_cfg &q, uint64_t seed, conv_problem &P) {
     // dst's type (the sum adds alpha * (value - beta), exact).
     P.dst0.reset(cr::dst_elems(d), q.dst);
     if (std::any_of(P.ops.begin(), P.ops.end(), [](const anvil_post_op_t &o) { return o.kind == anvil_post_op_sum; }))
-        for (int64_t k = 0; k < cr::dst_elems(d); ++k) {
-            const int64_t v = q.dst == anvil_dt_u8 ? r.ival(0, 30) : r.ival(-30, 30);
-            uint8_t *e = P.dst0.p + k * cr::elem_bytes(q.dst);
-            if (q.dst == anvil_dt_f32) {
-                const float f = float(v);
-                std::memcpy(e, &f, 4);
-            } else if (q.dst == anvil_dt_bf16) {
-                const uint16_t h = cr::f32_to_bf16(float(v));
-                std::memcpy(e, &h, 2);
-            } else if (q.dst == anvil_dt_s32) {
-                const int32_t w = int32_t(v);
-                std::memcpy(e, &w, 4);
-            } else {
-                *e = uint8_t(int8_t(v));
-            }
-        }
+        for (int64_t k = 0; k < cr::dst_elems(d); ++k)
+            lt::store_int(q.dst, P.dst0.p, k, q.dst == anvil_dt_u8 ? r.ival(0, 30) : r.ival(-30, 30));
     d.num_post_ops = int(P.ops.size());
     d.post_ops = P.ops.data();
 }
@@ -802,14 +788,6 @@ TEST_CASE("conv: tails, every type combination and layout, vs the reference and 
     MESSAGE(n, " tail cases in ", elapsed(t0), " s");
 }
 
-anvil_post_op_t sum_op(float scale = 1.0f, float zero_point = 0.0f) {
-    anvil_post_op_t o{};
-    o.kind = anvil_post_op_sum;
-    o.alpha = scale;
-    o.beta = zero_point;
-    return o;
-}
-
 // The sum post-op (dst's old values, in dst's type) on every path: 3x3 and
 // strided layers (K segments, edge columns), 1x1 (contiguous, row tiles),
 // grouped, depthwise (fused-capable chains: sum must still read the old
@@ -823,11 +801,11 @@ TEST_CASE("conv: sum post-op on every path and type, vs the reference and oneDNN
         "mb1ic64ih14iw14oc64oh14ow14kh1kw1ph0pw0",
     };
     const std::vector<std::vector<anvil_post_op_t>> kChains = {
-        {sum_op()},
-        {sum_op(), eltwise(anvil_eltwise_relu)},
-        {sum_op(0.5f, 2.0f), eltwise(anvil_eltwise_clip, -20.f, 20.f)},
-        {eltwise(anvil_eltwise_relu), sum_op(2.0f)},
-        {binary(anvil_binary_add, false), sum_op(-1.0f, -3.0f), eltwise(anvil_eltwise_gelu_tanh)},
+        {lt::sum()},
+        {lt::sum(), eltwise(anvil_eltwise_relu)},
+        {lt::sum(0.5f, 2.0f), eltwise(anvil_eltwise_clip, -20.f, 20.f)},
+        {eltwise(anvil_eltwise_relu), lt::sum(2.0f)},
+        {binary(anvil_binary_add, false), lt::sum(-1.0f, -3.0f), eltwise(anvil_eltwise_gelu_tanh)},
     };
     tu::rng r(31);
     uint64_t seed = 60000;
@@ -854,7 +832,7 @@ TEST_CASE("conv: sum post-op, bad parameters") {
     anvil_conv2d_desc_t d{};
     anvil::conv::fill_conv_desc(s, &d);
     d.src_dt = d.wei_dt = d.dst_dt = anvil_dt_f32;
-    for (const anvil_post_op_t bad : {sum_op(NAN), sum_op(1.0f, -INFINITY)}) {
+    for (const anvil_post_op_t bad : {lt::sum(NAN), lt::sum(1.0f, -INFINITY)}) {
         d.num_post_ops = 1;
         d.post_ops = &bad;
         anvil_conv2d_t h = nullptr;

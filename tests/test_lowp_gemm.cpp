@@ -63,29 +63,21 @@ std::vector<shape> shape_mix(int trans, int count, uint64_t seed) {
     }
     // Few rows over a long K: with B 'T' the in-place dot paths (the JIT's
     // up to M = 16 from K = 64; Highway's M <= 2 from K = 64, M <= 4 from
-    // K = 512), which the walk above never reaches.
-    const int64_t few_rows[][3] = {{1, 33, 1001}, {2, 17, 64}, {3, 31, 613}, {4, 16, 515}};
-    for (const auto &f : few_rows) {
+    // K = 512), which the walk above never reaches.  Then the fp32 issue's
+    // 1000 as M and as N (several row / column blocks and their tails), with
+    // short and odd K.  {M, N, K, pad_b, pad_c}
+    const int64_t extra[][5] = {{1, 33, 1001, 0, 0},   {2, 17, 64, 5, 0},   {3, 31, 613, 0, 0},
+                                {4, 16, 515, 5, 0},    {1000, 33, 65, 0, 3}, {17, 1000, 31, 0, 3},
+                                {1000, 1000, 7, 0, 3}};
+    for (const auto &f : extra) {
         shape s;
         s.ta = kTrans[trans][0];
         s.tb = kTrans[trans][1];
         s.M = f[0];
         s.N = f[1];
         s.K = f[2];
-        s.pad_b = f[0] % 2 ? 0 : 5;
-        out.push_back(s);
-    }
-    // The fp32 issue's 1000 as M and as N (several row / column blocks and
-    // their tails), with short and odd K.
-    const int64_t thousands[][3] = {{1000, 33, 65}, {17, 1000, 31}, {1000, 1000, 7}};
-    for (const auto &f : thousands) {
-        shape s;
-        s.ta = kTrans[trans][0];
-        s.tb = kTrans[trans][1];
-        s.M = f[0];
-        s.N = f[1];
-        s.K = f[2];
-        s.pad_c = f[2] % 2 ? 3 : 0;
+        s.pad_b = f[3];
+        s.pad_c = f[4];
         out.push_back(s);
     }
     return out;

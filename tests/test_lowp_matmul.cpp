@@ -232,20 +232,7 @@ void run_case(const mm_case &q, uint64_t seed) {
     if (has_sum)
         for (int64_t i = 0; i < s.M; ++i)
             for (int64_t j = 0; j < s.N; ++j) {
-                uint8_t *e = C.data() + (i * s.ldc() + j) * ec;
-                const int64_t v = q.c == anvil_dt_u8 ? r.ival(0, 30) : r.ival(-30, 30);
-                if (q.c == anvil_dt_f32) {
-                    const float f = float(v);
-                    std::memcpy(e, &f, 4);
-                } else if (q.c == anvil_dt_bf16) {
-                    const uint16_t h = lt::f32_to_bf16(float(v));
-                    std::memcpy(e, &h, 2);
-                } else if (q.c == anvil_dt_s32) {
-                    const int32_t w = int32_t(v);
-                    std::memcpy(e, &w, 4);
-                } else {
-                    *e = uint8_t(int8_t(v));
-                }
+                lt::store_int(q.c, C.data(), i * s.ldc() + j, q.c == anvil_dt_u8 ? r.ival(0, 30) : r.ival(-30, 30));
             }
     const std::vector<uint8_t> C0 = C;
     REQUIRE(anvil_matmul_execute(h, A.data(), pk, C.data(), bin_ptrs.empty() ? nullptr : bin_ptrs.data()) == anvil_success);
@@ -358,16 +345,42 @@ void run_case(const mm_case &q, uint64_t seed) {
 
 using lt::binary;
 using lt::eltwise;
+using lt::sum;
+
+// The type triples of the types x chains walks (every output of every input).
+const dt kChainTypes[][3] = {
+    {anvil_dt_u8, anvil_dt_s8, anvil_dt_f32},     {anvil_dt_u8, anvil_dt_s8, anvil_dt_s32},
+    {anvil_dt_u8, anvil_dt_s8, anvil_dt_u8},      {anvil_dt_u8, anvil_dt_s8, anvil_dt_s8},
+    {anvil_dt_u8, anvil_dt_s8, anvil_dt_bf16},    {anvil_dt_s8, anvil_dt_s8, anvil_dt_f32},
+    {anvil_dt_s8, anvil_dt_s8, anvil_dt_s8},      {anvil_dt_s8, anvil_dt_s8, anvil_dt_u8},
+    {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32}, {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16},
+    {anvil_dt_f32, anvil_dt_f32, anvil_dt_f32},   {anvil_dt_f32, anvil_dt_f32, anvil_dt_bf16},
+};
+
+// A case of the types x chains walks: transposes, zero points (A and C;
+// oneDNN 2.6's matmul takes weights zero points only on its reference
+// path), scales and bias rotated by the seed; c_zp the C zero point used.
+mm_case rotated_case(const dt (&t)[3], const int64_t (&sh)[3], const std::vector<anvil_post_op_t> &ops,
+                     uint64_t seed, int32_t c_zp) {
+    mm_case q;
+    q.a = t[0];
+    q.b = t[1];
+    q.c = t[2];
+    q.s.M = sh[0];
+    q.s.N = sh[1];
+    q.s.K = sh[2];
+    q.s.ta = seed % 2 ? 'T' : 'N';
+    q.s.tb = (seed / 2) % 2 ? 'T' : 'N';
+    const bool int8 = q.a != anvil_dt_bf16 && q.a != anvil_dt_f32;
+    q.azp = int8 && seed % 3 == 1 ? (q.a == anvil_dt_u8 ? 3 : -2) : 0;
+    q.czp = int8 && (q.c == anvil_dt_u8 || q.c == anvil_dt_s8) && seed % 2 ? c_zp : 0;
+    q.scale_mode = int(seed % 3);
+    q.bias = seed % 4 != 0;
+    q.ops = ops;
+    return q;
+}
 
 TEST_CASE("lowp matmul: types x attributes x post-op chains match the reference and oneDNN") {
-    const dt kTypes[][3] = {
-        {anvil_dt_u8, anvil_dt_s8, anvil_dt_f32},   {anvil_dt_u8, anvil_dt_s8, anvil_dt_s32},
-        {anvil_dt_u8, anvil_dt_s8, anvil_dt_u8},    {anvil_dt_u8, anvil_dt_s8, anvil_dt_s8},
-        {anvil_dt_u8, anvil_dt_s8, anvil_dt_bf16},  {anvil_dt_s8, anvil_dt_s8, anvil_dt_f32},
-        {anvil_dt_s8, anvil_dt_s8, anvil_dt_s8},    {anvil_dt_s8, anvil_dt_s8, anvil_dt_u8},
-        {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32}, {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16},
-        {anvil_dt_f32, anvil_dt_f32, anvil_dt_f32},   {anvil_dt_f32, anvil_dt_f32, anvil_dt_bf16},
-    };
     const std::vector<std::vector<anvil_post_op_t>> kChains = {
         {},
         {eltwise(anvil_eltwise_relu)},
@@ -383,38 +396,14 @@ TEST_CASE("lowp matmul: types x attributes x post-op chains match the reference 
     const int64_t kShapes[][3] = {{1, 1, 1},   {1, 33, 17},  {3, 17, 5},   {16, 64, 64}, {17, 31, 7},
                                   {13, 100, 129}, {64, 48, 33}, {2, 257, 300}, {100, 40, 4}};
     uint64_t seed = 1;
-    for (const auto &t : kTypes)
+    for (const auto &t : kChainTypes)
         for (size_t ci = 0; ci < kChains.size(); ++ci) {
-            const auto &sh = kShapes[(seed * 7) % 9];
-            mm_case q;
-            q.a = t[0];
-            q.b = t[1];
-            q.c = t[2];
-            q.s.M = sh[0];
-            q.s.N = sh[1];
-            q.s.K = sh[2];
-            q.s.ta = seed % 2 ? 'T' : 'N';
-            q.s.tb = (seed / 2) % 2 ? 'T' : 'N';
+            mm_case q = rotated_case(t, kShapes[(seed * 7) % 9], kChains[ci], seed, 7);
             q.s.pad_a = seed % 3;
             q.s.pad_b = seed % 2 ? 5 : 0;
             q.s.pad_c = seed % 5 == 0 ? 3 : 0;
-            const bool int8 = q.a != anvil_dt_bf16 && q.a != anvil_dt_f32;
-            q.azp = int8 && seed % 3 == 1 ? (q.a == anvil_dt_u8 ? 3 : -2) : 0;
-            q.bzp = 0;  // oneDNN 2.6's matmul takes weights zero points only on its reference path
-            q.czp = int8 && (q.c == anvil_dt_u8 || q.c == anvil_dt_s8) && seed % 2 ? 7 : 0;
-            q.scale_mode = int(seed % 3);
-            q.bias = seed % 4 != 0;
-            q.ops = kChains[ci];
             run_case(q, seed++);
         }
-}
-
-anvil_post_op_t sum(float scale = 1.0f, float zero_point = 0.0f) {
-    anvil_post_op_t o{};
-    o.kind = anvil_post_op_sum;
-    o.alpha = scale;
-    o.beta = zero_point;
-    return o;
 }
 
 // The sum post-op (C's old values, read in C's type) in every type triple,
@@ -423,14 +412,6 @@ anvil_post_op_t sum(float scale = 1.0f, float zero_point = 0.0f) {
 // before the chain reads it), f32 output through the fp32 GEMM's scratch
 // panels.  Data are small integers and the scales powers of two: exact.
 TEST_CASE("matmul: sum post-op in every type, vs the reference and oneDNN") {
-    const dt kTypes[][3] = {
-        {anvil_dt_u8, anvil_dt_s8, anvil_dt_f32},     {anvil_dt_u8, anvil_dt_s8, anvil_dt_s32},
-        {anvil_dt_u8, anvil_dt_s8, anvil_dt_u8},      {anvil_dt_u8, anvil_dt_s8, anvil_dt_s8},
-        {anvil_dt_u8, anvil_dt_s8, anvil_dt_bf16},    {anvil_dt_s8, anvil_dt_s8, anvil_dt_s8},
-        {anvil_dt_s8, anvil_dt_s8, anvil_dt_u8},      {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32},
-        {anvil_dt_bf16, anvil_dt_bf16, anvil_dt_bf16}, {anvil_dt_f32, anvil_dt_f32, anvil_dt_f32},
-        {anvil_dt_f32, anvil_dt_f32, anvil_dt_bf16},
-    };
     const std::vector<std::vector<anvil_post_op_t>> kChains = {
         {sum()},
         {sum(0.5f), eltwise(anvil_eltwise_relu)},
@@ -442,25 +423,10 @@ TEST_CASE("matmul: sum post-op in every type, vs the reference and oneDNN") {
     const int64_t kShapes[][3] = {{1, 1, 1},     {1, 33, 17},  {3, 17, 5},    {16, 64, 64},
                                   {17, 31, 700}, {64, 48, 33}, {2, 257, 300}, {29, 40, 2100}};
     uint64_t seed = 300;
-    for (const auto &t : kTypes)
+    for (const auto &t : kChainTypes)
         for (size_t ci = 0; ci < kChains.size(); ++ci) {
-            const auto &sh = kShapes[(seed * 5) % 8];
-            mm_case q;
-            q.a = t[0];
-            q.b = t[1];
-            q.c = t[2];
-            q.s.M = sh[0];
-            q.s.N = sh[1];
-            q.s.K = sh[2];
-            q.s.ta = seed % 2 ? 'T' : 'N';
-            q.s.tb = (seed / 2) % 2 ? 'T' : 'N';
+            mm_case q = rotated_case(t, kShapes[(seed * 5) % 8], kChains[ci], seed, 5);
             q.s.pad_c = seed % 3 == 0 ? 3 : 0;
-            const bool int8 = q.a != anvil_dt_bf16 && q.a != anvil_dt_f32;
-            q.azp = int8 && seed % 3 == 1 ? (q.a == anvil_dt_u8 ? 3 : -2) : 0;
-            q.czp = int8 && (q.c == anvil_dt_u8 || q.c == anvil_dt_s8) && seed % 2 ? 5 : 0;
-            q.scale_mode = int(seed % 3);
-            q.bias = seed % 4 != 0;
-            q.ops = kChains[ci];
             run_case(q, seed++);
         }
     // Wide f32 / bf16 outputs: several scratch panels of the fp32 GEMM.
