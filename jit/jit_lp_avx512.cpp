@@ -18,7 +18,10 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
                        "_m" + std::to_string(d.m) + "_nv" + std::to_string(d.nv) + "_acc" +
                        std::to_string(d.accumulate);
     const int add = d.epi_ops & lowp::EPI_ADD_MASK;
-    const std::string add_name = add == lowp::EPI_ADD_F32 ? "_addf32" : add == lowp::EPI_ADD_BF16 ? "_addbf16" : "";
+    const std::string add_name = add == lowp::EPI_ADD_F32    ? "_addf32"
+                                 : add == lowp::EPI_ADD_BF16 ? "_addbf16"
+                                 : add == lowp::EPI_ADD_SUM  ? "_sum"
+                                                             : "";
     const bool add_early = !(d.epi_ops & lowp::EPI_ADD_LATE);
     static const char *const elt_names[8] = {"", "_gelu_tanh", "_silu", "_sigmoid", "_gelu_erf", "_tanh", "_clip", ""};
     const int elt = (d.epi_ops & lowp::EPI_ELT_MASK) >> 3;
@@ -191,7 +194,8 @@ void jit_lp_avx512::prefetch_epilogue() {
     const int residual = d_.epi_ops & lowp::EPI_ADD_MASK;
     if (residual)
         prefetch_rows_l2(offsetof(lp_ukernel_args, binary), offsetof(lp_ukernel_args, binary_ld),
-                         d_.nv * kLanes * (residual == lowp::EPI_ADD_F32 ? 4 : 2));
+                         d_.nv * kLanes *
+                             (residual == lowp::EPI_ADD_F32 ? 4 : residual == lowp::EPI_ADD_BF16 ? 2 : dst_elem_bytes()));
 }
 
 // prefetcht1 of `bytes` from each of the chunk's rows of the matrix whose
@@ -541,6 +545,27 @@ void jit_lp_avx512::add_residual(const Zmm &v, int j) {
     } else if (add == lowp::EPI_ADD_BF16) {
         vpmovzxwd(z_t1 | km | T_z, ptr[r8 + j * kLanes * 2]);  // bf16 -> the f32's high half
         vpslld(z_t1, z_t1, 16);
+        vaddps(v, v, z_t1);
+    } else if (add == lowp::EPI_ADD_SUM) {
+        // dst's old values (r8 walks dst: read before this row is stored),
+        // exactly as floats, then (t - zero point) * scale, then the add.
+        switch (d_.epi_out) {
+            case lowp::EPI_F32: vmovups(z_t1 | km | T_z, ptr[r8 + j * kVecBytes]); break;
+            case lowp::EPI_BF16:
+                vpmovzxwd(z_t1 | km | T_z, ptr[r8 + j * kLanes * 2]);
+                vpslld(z_t1, z_t1, 16);
+                break;
+            case lowp::EPI_U8:
+                vpmovzxbd(z_t1 | km | T_z, ptr[r8 + j * kLanes]);
+                vcvtdq2ps(z_t1, z_t1);
+                break;
+            default:  // s8
+                vpmovsxbd(z_t1 | km | T_z, ptr[r8 + j * kLanes]);
+                vcvtdq2ps(z_t1, z_t1);
+                break;
+        }
+        vsubps(z_t1, z_t1, ptr_b[reg_args + offsetof(lowp::lp_ukernel_args, sum_zero_point)]);
+        vmulps(z_t1, z_t1, ptr_b[reg_args + offsetof(lowp::lp_ukernel_args, sum_scale)]);
         vaddps(v, v, z_t1);
     }
 }

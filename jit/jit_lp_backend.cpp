@@ -17,7 +17,9 @@ bool detected(uint32_t features) { return (cpu::info().detected & features) == f
 bool valid_epi_ops(const lp_ukernel_desc &d) {
     const uint8_t ops = d.epi_ops;
     if ((ops & ~(EPI_ADD_MASK | EPI_ADD_LATE | EPI_ELT_MASK)) != 0) return false;
-    if ((ops & EPI_ADD_MASK) > EPI_ADD_BF16 || (ops & EPI_ELT_MASK) > EPI_ELT_CLIP) return false;
+    if ((ops & EPI_ELT_MASK) > EPI_ELT_CLIP) return false;
+    // A sum reads dst in its own type: f32, bf16, u8 or s8 (not s32).
+    if ((ops & EPI_ADD_MASK) == EPI_ADD_SUM && (d.epi_out == EPI_NONE || d.epi_out == EPI_S32)) return false;
     // One eltwise op at most.
     return !((ops & EPI_ELT_MASK) && (d.epi_flags & (EPI_RELU | EPI_LEAKY)));
 }

@@ -65,6 +65,7 @@ struct chain_case {
     bool has_elt;
     int add;  // 0 none, 1 before the eltwise op, 2 after
     bool add_bf16;
+    int sum;  // the add is a sum post-op (dst's old values): 0 no, 1 plain, 2 scale 0.5 and zero point 3
     out_type out;
     int scale;  // 0 none, 1 per tensor, 2 per column
     bool zp;
@@ -77,7 +78,8 @@ std::string describe(lp_kind kind, const chain_case &c, int m, int n) {
     char buf[200];
     std::snprintf(buf, sizeof buf, "%s %s add=%d%s out=%s scale=%d zp=%d m=%d n=%d",
                   kind == lp_kind::bf16 ? "bf16" : "u8s8",
-                  c.has_elt ? elts[int(c.elt)] : "-", c.add, c.add_bf16 ? "(bf16)" : "",
+                  c.has_elt ? elts[int(c.elt)] : "-", c.add,
+                  c.sum == 1 ? "(sum)" : c.sum == 2 ? "(sum 0.5, 3)" : c.add_bf16 ? "(bf16)" : "",
                   outs[int(c.out)], c.scale, int(c.zp), m, n);
     return buf;
 }
@@ -101,6 +103,12 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     add_op.binary = lowp::binary_alg::add;
     add_op.src_bf16 = c.add_bf16;
     add_op.ld = ld;
+    if (c.sum) {  // the operand is the output itself
+        add_op.binary = lowp::binary_alg::sum;
+        add_op.sum_type = c.out;
+        add_op.alpha = c.sum == 2 ? 0.5f : 1.0f;
+        add_op.beta = c.sum == 2 ? 3.0f : 0.0f;
+    }
     post_op elt_op;
     elt_op.eltwise = c.elt;
     elt_op.alpha = c.elt == lowp::eltwise_alg::clip ? -0.5f : 0.125f;  // clip: [-0.5, 0.75]
@@ -157,7 +165,13 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     const void *res = c.add_bf16 ? static_cast<const void *>(res_bf16.data()) : res_f32.data();
 
     const int ob = lowp::out_type_bytes(c.out);
-    std::vector<uint8_t> want(size_t(m * ld * ob), kSentinel), got(want);
+    std::vector<uint8_t> want(size_t(m * ld * ob), kSentinel);
+    if (c.sum)  // the old output values the sum reads: small integers of its type
+        for (int64_t e = 0; e < m * ld; ++e)
+            lt::store_int(anvil_data_type_t(c.out == out_type::f32 ? anvil_dt_f32 : c.out == out_type::bf16 ? anvil_dt_bf16
+                                            : c.out == out_type::u8 ? anvil_dt_u8 : anvil_dt_s8),
+                          want.data(), e, c.out == out_type::u8 ? r.ival(0, 40) : r.ival(-20, 20));
+    std::vector<uint8_t> got(want);
     // The reference: accumulators, then the portable chain.
     // accumulate: the kernels add to a tile that earlier K blocks left
     // (small integers, int32 for int8, so every sum stays exact); both
@@ -177,7 +191,7 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
         lt::tile_args(a.data(), a_rs, b.data(), acc.data(), kg, m, n, accumulate);
     plain.fn(&pa);
     const void *srcs[2] = {nullptr, nullptr};
-    if (fc.binary_op >= 0) srcs[fc.binary_op] = res;
+    if (fc.binary_op >= 0) srcs[fc.binary_op] = c.sum ? static_cast<const void *>(want.data()) : res;
     lowp::pp_block blk;
     blk.acc = acc.data();
     blk.acc_ld = kNR;
@@ -211,8 +225,14 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     fa.zero_point = spec.c_zero_point;
     fa.alpha = elt_op.alpha;
     fa.beta = elt_op.beta;
-    fa.binary = static_cast<const uint8_t *>(res);
-    fa.binary_ld = ld * (c.add_bf16 ? 2 : 4);
+    fa.binary = c.sum ? got.data() : static_cast<const uint8_t *>(res);
+    fa.binary_ld = ld * (c.sum ? ob : c.add_bf16 ? 2 : 4);
+    fa.sum_scale = add_op.alpha;
+    fa.sum_zero_point = add_op.beta;
+    if (!c.sum) {
+        fa.sum_scale = 1.0f;
+        fa.sum_zero_point = 0.0f;
+    }
     fa.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
     fa.store_mask[1] = uint16_t(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
     fused.fn(&fa);
@@ -475,15 +495,16 @@ TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit 
             for (int add = 0; add < 3; ++add) {
                 if (e < 0 && add == 2) continue;  // "after" needs an eltwise op
                 for (out_type out : outs)
-                    for (int variant = 0; variant < 3; ++variant) {
+                    for (int variant = 0; variant < (add ? 5 : 3); ++variant) {
                         chain_case c{};
                         c.has_elt = e >= 0;
                         c.elt = e >= 0 ? elts[e] : lowp::eltwise_alg::relu;
                         c.add = add;
                         c.add_bf16 = variant == 1;
+                        c.sum = variant >= 3 ? variant - 2 : 0;  // 3, 4: the add is a sum
                         c.out = out;
-                        c.scale = variant;
-                        c.zp = variant == 2;
+                        c.scale = variant % 3;
+                        c.zp = variant == 2 || variant == 4;
                         for (int m : {1, 5, 12})
                             for (int n : {7, 16, 23, 32}) {
                                 // Accumulating kernels (the last of several

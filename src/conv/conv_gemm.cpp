@@ -161,6 +161,7 @@ struct call_ctx {
     float alpha;     // a fused leaky_relu's slope, or a clip's low bound
     float elt_beta;  // a fused clip's high bound
     const uint8_t *binary;  // a fused residual add's operand (element (0, 0)), or null
+    float sum_scale = 1.0f, sum_zero_point = 0.0f;  // a fused sum op's (binary: dst)
     int64_t binary_ld;      // its row stride, bytes
     int binary_bytes;       // its element size
     const int32_t *colsum_of(int64_t grp) const {
@@ -203,6 +204,8 @@ lowp::lp_ukernel_args fused_args(const call_ctx &c, int64_t grp, int64_t pn, int
         a.binary = c.binary + q0 * c.binary_ld + j * c.binary_bytes;
         a.binary_ld = c.binary_ld;
     }
+    a.sum_scale = c.sum_scale;
+    a.sum_zero_point = c.sum_zero_point;
     a.store_mask[0] = uint16_t(w >= 16 ? 0xffff : (1u << w) - 1);
     a.store_mask[1] = uint16_t(w >= 32 ? 0xffff : w > 16 ? (1u << (w - 16)) - 1 : 0);
     return a;
@@ -1151,11 +1154,15 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
         lowp::fuse_chain(chain, &fc);  // true: k.fused
         c.alpha = fc.eltwise_op >= 0 ? chain.ops[size_t(fc.eltwise_op)].alpha : 0.0f;
         c.elt_beta = fc.eltwise_op >= 0 ? chain.ops[size_t(fc.eltwise_op)].beta : 0.0f;
-        if (fc.binary_op >= 0) {  // the fused residual add
+        if (fc.binary_op >= 0) {  // the fused residual add (a sum's operand: dst itself)
             const lowp::post_op &o = chain.ops[size_t(fc.binary_op)];
             c.binary = static_cast<const uint8_t *>(ops.binary[fc.binary_op]);
-            c.binary_bytes = o.src_bf16 ? 2 : 4;
+            c.binary_bytes = o.is_sum() ? c.out_bytes : o.src_bf16 ? 2 : 4;
             c.binary_ld = o.ld * c.binary_bytes;
+            if (o.is_sum()) {
+                c.sum_scale = o.alpha;
+                c.sum_zero_point = o.beta;
+            }
         }
     }
     // A tile's calls are its kernel rows (fold_kw, or KW = 1), a source row

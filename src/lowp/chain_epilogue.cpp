@@ -69,11 +69,18 @@ void chain_epilogue::fused_args(int64_t i, int64_t j, int64_t n, const int32_t *
     a->zero_point = s_.c_zero_point;
     a->alpha = fused_alpha_;
     a->beta = fused_beta_;
+    a->sum_scale = 1.0f;
+    a->sum_zero_point = 0.0f;
     if (fused_binary_ >= 0) {
         const post_op &o = s_.ops[size_t(fused_binary_)];
-        const int64_t eb = o.src_bf16 ? 2 : 4;
+        // A sum's operand is C itself (srcs_), in the output's type.
+        const int64_t eb = o.is_sum() ? elem_bytes_ : o.src_bf16 ? 2 : 4;
         a->binary = static_cast<const uint8_t *>(srcs_[fused_binary_]) + (i * o.ld + j) * eb;
         a->binary_ld = o.ld * eb;
+        if (o.is_sum()) {
+            a->sum_scale = o.alpha;
+            a->sum_zero_point = o.beta;
+        }
     } else {
         a->binary = nullptr;
         a->binary_ld = 0;

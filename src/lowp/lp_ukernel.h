@@ -85,6 +85,11 @@ struct lp_ukernel_args {
     //       residual tensor, row i at binary + i * binary_ld bytes, f32 or
     //       bf16; bf16 widened exactly) -- here, or after the eltwise op
     //       when desc.epi_ops has EPI_ADD_LATE
+    //     | x + (t - sum_zero_point) * sum_scale  (EPI_ADD_SUM: the sum
+    //       post-op; t = binary(i, c) read in the output's type -- binary
+    //       is dst itself, read before it is stored -- f32, bf16, u8 and s8
+    //       exactly; the subtraction and product always run: with 0 and 1
+    //       they give t's bits, as lowp::pp_sum_step skipping them)
     //   x = relu(x) (EPI_RELU) | leaky_relu(x, alpha) (EPI_LEAKY) |
     //       gelu_tanh / gelu_erf / silu / sigmoid / tanh / clip(x, alpha,
     //       beta) (EPI_ELT_* in desc.epi_ops), as the chain's eltwise ops,
@@ -128,6 +133,8 @@ struct lp_ukernel_args {
     // convolution's edge pixels read only the taps of each kernel row that
     // are not in the left / right padding (conv_gemm.cpp, edge columns).
     int64_t b_seg_skip;
+    float sum_scale;       // EPI_ADD_SUM (1: none)
+    float sum_zero_point;  // EPI_ADD_SUM (0: none)
 };
 
 // desc.epi_out: what the fused epilogue stores (0: none, acc as above).
@@ -154,6 +161,7 @@ enum : uint8_t {
     EPI_ADD_NONE = 0,
     EPI_ADD_F32 = 1,
     EPI_ADD_BF16 = 2,
+    EPI_ADD_SUM = 3,  // the sum post-op: the operand is dst, in epi_out's type (not s32)
     EPI_ADD_MASK = 3,
     EPI_ADD_LATE = 4,
     EPI_ELT_GELU_TANH = 1 << 3,
