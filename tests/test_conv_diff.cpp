@@ -822,6 +822,22 @@ TEST_CASE("conv: sum post-op on every path and type, vs the reference and oneDNN
             run_case(q, seed++);
             ++n;
         }
+    // f32 without scales or a zero point: a plain sum is fused into the fp32
+    // kernels as a residual add of dst itself (before or after relu).
+    for (size_t si = 0; si < std::size(kShapes); ++si) {
+        conv_shape s;
+        std::string err;
+        REQUIRE(anvil::conv::parse_conv_descriptor(kShapes[si], &s, &err));
+        conv_cfg q;
+        q.s = s;
+        q.bias = si % 2 == 0;
+        q.ops = si % 3 == 0 ? std::vector<anvil_post_op_t>{lt::sum()}
+                : si % 3 == 1 ? std::vector<anvil_post_op_t>{lt::sum(), eltwise(anvil_eltwise_relu)}
+                              : std::vector<anvil_post_op_t>{eltwise(anvil_eltwise_relu), lt::sum()};
+        q.layout = si % 2 ? anvil_conv_weights_hwio : anvil_conv_weights_oihw;
+        run_case(q, seed++);
+        ++n;
+    }
     MESSAGE(n, " sum cases");
 }
 

@@ -905,7 +905,10 @@ gemm::ukernel_desc conv_f32_desc(const gemm::backend &be, int m, int n, bool bet
 // The fp32 chains the JIT kernels finish themselves (gemm::ukernel_args'
 // fused epilogue): f32 out, no scales and no zero point, at most one of
 // relu / leaky_relu / clip and one residual add of an f32 tensor of dst's
-// shape, in either order.  *epi_ops gets the descriptor's ops.
+// shape, in either order.  A sum with scale 1 and zero point 0 is that
+// residual add with dst itself as the operand (the same fp32 add; each
+// element is read just before its one store).  *epi_ops gets the
+// descriptor's ops.
 bool fuse_f32_chain(const lowp::chain_spec &chain, uint8_t *epi_ops) {
     if (chain.out != lowp::out_type::f32 || !chain.scales.empty() || chain.c_zero_point != 0.0f ||
         chain.ops.size() > 2)
@@ -915,7 +918,9 @@ bool fuse_f32_chain(const lowp::chain_spec &chain, uint8_t *epi_ops) {
     for (size_t t = 0; t < chain.ops.size(); ++t) {
         const lowp::post_op &o = chain.ops[t];
         if (o.is_binary) {
-            if (o.binary != lowp::binary_alg::add || o.per_n || o.src_bf16) return false;
+            const bool residual = o.binary == lowp::binary_alg::add && !o.per_n && !o.src_bf16;
+            const bool plain_sum = o.is_sum() && o.alpha == 1.0f && o.beta == 0.0f;
+            if (!residual && !plain_sum) return false;
             codes[t] = gemm::kUkEpiAdd;
             ++adds;
             continue;
