@@ -18,8 +18,9 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
                        "_m" + std::to_string(d.m) + "_nv" + std::to_string(d.nv) + "_acc" +
                        std::to_string(d.accumulate);
     const int add = d.epi_ops & lowp::EPI_ADD_MASK;
-    const std::string add_name = add == lowp::EPI_ADD_F32    ? "_addf32"
-                                 : add == lowp::EPI_ADD_BF16 ? "_addbf16"
+    const bool mul = (d.epi_ops & lowp::EPI_BIN_MUL) != 0;
+    const std::string add_name = add == lowp::EPI_ADD_F32    ? (mul ? "_mulf32" : "_addf32")
+                                 : add == lowp::EPI_ADD_BF16 ? (mul ? "_mulbf16" : "_addbf16")
                                  : add == lowp::EPI_ADD_SUM  ? "_sum"
                                                              : "";
     const bool add_early = !(d.epi_ops & lowp::EPI_ADD_LATE);
@@ -539,13 +540,14 @@ void jit_lp_avx512::finish_post(const Zmm &v, int j) {
 void jit_lp_avx512::add_residual(const Zmm &v, int j) {
     const Opmask km = j == 0 ? k1 : k2;
     const int add = d_.epi_ops & lowp::EPI_ADD_MASK;
+    const bool mul = (d_.epi_ops & lowp::EPI_BIN_MUL) != 0;
     if (add == lowp::EPI_ADD_F32) {
         vmovups(z_t1 | km | T_z, ptr[r8 + j * kVecBytes]);
-        vaddps(v, v, z_t1);
+        if (mul) vmulps(v, v, z_t1); else vaddps(v, v, z_t1);
     } else if (add == lowp::EPI_ADD_BF16) {
         vpmovzxwd(z_t1 | km | T_z, ptr[r8 + j * kLanes * 2]);  // bf16 -> the f32's high half
         vpslld(z_t1, z_t1, 16);
-        vaddps(v, v, z_t1);
+        if (mul) vmulps(v, v, z_t1); else vaddps(v, v, z_t1);
     } else if (add == lowp::EPI_ADD_SUM) {
         // dst's old values (r8 walks dst: read before this row is stored),
         // exactly as floats, then (t - zero point) * scale, then the add.

@@ -16,7 +16,10 @@ bool detected(uint32_t features) { return (cpu::info().detected & features) == f
 
 bool valid_epi_ops(const lp_ukernel_desc &d) {
     const uint8_t ops = d.epi_ops;
-    if ((ops & ~(EPI_ADD_MASK | EPI_ADD_LATE | EPI_ELT_MASK)) != 0) return false;
+    if ((ops & ~(EPI_ADD_MASK | EPI_ADD_LATE | EPI_ELT_MASK | EPI_BIN_MUL)) != 0) return false;
+    // A multiply takes a tensor operand (f32 / bf16), not a sum's.
+    if ((ops & EPI_BIN_MUL) && ((ops & EPI_ADD_MASK) == EPI_ADD_NONE || (ops & EPI_ADD_MASK) == EPI_ADD_SUM))
+        return false;
     if ((ops & EPI_ELT_MASK) > EPI_ELT_CLIP) return false;
     // A sum reads dst in its own type: f32, bf16, u8 or s8 (not s32).
     if ((ops & EPI_ADD_MASK) == EPI_ADD_SUM && (d.epi_out == EPI_NONE || d.epi_out == EPI_S32)) return false;

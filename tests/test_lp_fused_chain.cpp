@@ -66,6 +66,8 @@ struct chain_case {
     int add;  // 0 none, 1 before the eltwise op, 2 after
     bool add_bf16;
     int sum;  // the add is a sum post-op (dst's old values): 0 no, 1 plain, 2 scale 0.5 and zero point 3
+    bool mul;    // the binary op multiplies
+    bool per_n;  // its operand is a vector of columns
     out_type out;
     int scale;  // 0 none, 1 per tensor, 2 per column
     bool zp;
@@ -79,7 +81,9 @@ std::string describe(lp_kind kind, const chain_case &c, int m, int n) {
     std::snprintf(buf, sizeof buf, "%s %s add=%d%s out=%s scale=%d zp=%d m=%d n=%d",
                   kind == lp_kind::bf16 ? "bf16" : "u8s8",
                   c.has_elt ? elts[int(c.elt)] : "-", c.add,
-                  c.sum == 1 ? "(sum)" : c.sum == 2 ? "(sum 0.5, 3)" : c.add_bf16 ? "(bf16)" : "",
+                  c.sum == 1 ? "(sum)" : c.sum == 2 ? "(sum 0.5, 3)"
+                  : c.mul ? (c.per_n ? (c.add_bf16 ? "(mul bf16 per_n)" : "(mul per_n)") : (c.add_bf16 ? "(mul bf16)" : "(mul)"))
+                  : c.per_n ? (c.add_bf16 ? "(bf16 per_n)" : "(per_n)") : c.add_bf16 ? "(bf16)" : "",
                   outs[int(c.out)], c.scale, int(c.zp), m, n);
     return buf;
 }
@@ -103,6 +107,8 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     add_op.binary = lowp::binary_alg::add;
     add_op.src_bf16 = c.add_bf16;
     add_op.ld = ld;
+    if (c.mul) add_op.binary = lowp::binary_alg::mul;
+    add_op.per_n = c.per_n;
     if (c.sum) {  // the operand is the output itself
         add_op.binary = lowp::binary_alg::sum;
         add_op.sum_type = c.out;
@@ -226,7 +232,7 @@ void check_case(const lp_backend &be, lp_kind kind, const chain_case &c, int m, 
     fa.alpha = elt_op.alpha;
     fa.beta = elt_op.beta;
     fa.binary = c.sum ? got.data() : static_cast<const uint8_t *>(res);
-    fa.binary_ld = ld * (c.sum ? ob : c.add_bf16 ? 2 : 4);
+    fa.binary_ld = c.per_n ? 0 : ld * (c.sum ? ob : c.add_bf16 ? 2 : 4);
     fa.sum_scale = add_op.alpha;
     fa.sum_zero_point = add_op.beta;
     if (!c.sum) {
@@ -495,13 +501,15 @@ TEST_CASE("lp fused kernels: every fusable chain equals the portable chain, bit 
             for (int add = 0; add < 3; ++add) {
                 if (e < 0 && add == 2) continue;  // "after" needs an eltwise op
                 for (out_type out : outs)
-                    for (int variant = 0; variant < (add ? 5 : 3); ++variant) {
+                    for (int variant = 0; variant < (add ? 8 : 3); ++variant) {
                         chain_case c{};
                         c.has_elt = e >= 0;
                         c.elt = e >= 0 ? elts[e] : lowp::eltwise_alg::relu;
                         c.add = add;
-                        c.add_bf16 = variant == 1;
-                        c.sum = variant >= 3 ? variant - 2 : 0;  // 3, 4: the add is a sum
+                        c.add_bf16 = variant == 1 || variant == 6;
+                        c.sum = variant == 3 || variant == 4 ? variant - 2 : 0;  // 3, 4: the add is a sum
+                        c.mul = variant == 5 || variant == 7;                     // 5, 7: a multiply
+                        c.per_n = variant == 6 || variant == 7;                   // 6, 7: per column
                         c.out = out;
                         c.scale = variant % 3;
                         c.zp = variant == 2 || variant == 4;

@@ -1163,7 +1163,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
             const lowp::post_op &o = chain.ops[size_t(fc.binary_op)];
             c.binary = static_cast<const uint8_t *>(ops.binary[fc.binary_op]);
             c.binary_bytes = o.is_sum() ? c.out_bytes : o.src_bf16 ? 2 : 4;
-            c.binary_ld = o.ld * c.binary_bytes;
+            c.binary_ld = o.per_n ? 0 : o.ld * c.binary_bytes;  // per-N: every row reads row 0
             if (o.is_sum()) {
                 c.sum_scale = o.alpha;
                 c.sum_zero_point = o.beta;

@@ -75,8 +75,10 @@ void chain_epilogue::fused_args(int64_t i, int64_t j, int64_t n, const int32_t *
         const post_op &o = s_.ops[size_t(fused_binary_)];
         // A sum's operand is C itself (srcs_), in the output's type.
         const int64_t eb = o.is_sum() ? elem_bytes_ : o.src_bf16 ? 2 : 4;
-        a->binary = static_cast<const uint8_t *>(srcs_[fused_binary_]) + (i * o.ld + j) * eb;
-        a->binary_ld = o.ld * eb;
+        // A per-N vector: the same row for every row (stride 0).
+        const int64_t ld = o.per_n ? 0 : o.ld;
+        a->binary = static_cast<const uint8_t *>(srcs_[fused_binary_]) + (i * ld + j) * eb;
+        a->binary_ld = ld * eb;
         if (o.is_sum()) {
             a->sum_scale = o.alpha;
             a->sum_zero_point = o.beta;

@@ -32,9 +32,10 @@ bool fuse_chain(const chain_spec &spec, fused_chain *out) {
     for (size_t t = 0; t < spec.ops.size(); ++t) {
         const post_op &o = spec.ops[t];
         if (o.is_binary) {
-            if (f.binary_op >= 0 || o.binary == binary_alg::mul || o.per_n) return false;
+            if (f.binary_op >= 0) return false;
             f.binary_op = int(t);
             f.ops |= o.is_sum() ? EPI_ADD_SUM : o.src_bf16 ? EPI_ADD_BF16 : EPI_ADD_F32;
+            if (o.binary == binary_alg::mul) f.ops |= EPI_BIN_MUL;  // (per_n: row stride 0)
             if (f.eltwise_op >= 0) f.ops |= EPI_ADD_LATE;
         } else {
             if (f.eltwise_op >= 0 || !eltwise_bits(o, &f.flags, &f.ops)) return false;

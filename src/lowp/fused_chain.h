@@ -19,9 +19,9 @@ struct fused_chain {
 };
 
 // True, with *out filled, when the chain fits: no B zero point (its row
-// sums), an output of f32 / bf16 / u8 / s8, and at most one residual add
-// (an M x N tensor, f32 or bf16, or a sum op: the output's old values)
-// and one eltwise op among relu,
+// sums), an output of f32 / bf16 / u8 / s8, and at most one binary op
+// (add or mul with an M x N tensor or a per-N vector, f32 or bf16, or a
+// sum op: the output's old values) and one eltwise op among relu,
 // leaky_relu, gelu_tanh, gelu_erf, silu, sigmoid and tanh, in either order.  EPI_BIAS is
 // the caller's to add (whether a bias is given can change per call).
 bool fuse_chain(const chain_spec &spec, fused_chain *out);

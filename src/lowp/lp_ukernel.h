@@ -83,8 +83,9 @@ struct lp_ukernel_args {
     //   x = x + bias[c]  (EPI_BIAS)
     //   x = x + binary(i, c)  (EPI_ADD_F32 / EPI_ADD_BF16 in desc.epi_ops: a
     //       residual tensor, row i at binary + i * binary_ld bytes, f32 or
-    //       bf16; bf16 widened exactly) -- here, or after the eltwise op
-    //       when desc.epi_ops has EPI_ADD_LATE
+    //       bf16; bf16 widened exactly; binary_ld 0: a per-column vector;
+    //       x * binary(i, c) with EPI_BIN_MUL) -- here, or after the
+    //       eltwise op when desc.epi_ops has EPI_ADD_LATE
     //     | x + (t - sum_zero_point) * sum_scale  (EPI_ADD_SUM: the sum
     //       post-op; t = binary(i, c) read in the output's type -- binary
     //       is dst itself, read before it is stored -- f32, bf16, u8 and s8
@@ -171,6 +172,9 @@ enum : uint8_t {
     EPI_ELT_TANH = 5 << 3,
     EPI_ELT_CLIP = 6 << 3,  // not transcendental: compares (relu6 is clip(0, 6))
     EPI_ELT_MASK = 7 << 3,
+    // The binary op (EPI_ADD_F32 / EPI_ADD_BF16) multiplies instead:
+    // x = x * binary(i, c).  (A per-N operand is a row stride of 0.)
+    EPI_BIN_MUL = 1 << 6,
 };
 
 using lp_ukernel_fn = void (*)(const lp_ukernel_args *);
