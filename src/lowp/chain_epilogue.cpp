@@ -96,7 +96,7 @@ void chain_epilogue::prefetch_rows(int64_t i0, int64_t j0, int64_t n, int64_t r0
     for (size_t t = 0; t < s_.ops.size(); ++t) {
         const post_op &o = s_.ops[t];
         if (!o.is_binary || o.per_n) continue;  // a per-N vector stays in cache
-        const int64_t eb = o.src_bf16 ? 2 : 4;
+        const int64_t eb = o.is_sum() ? elem_bytes_ : o.src_bf16 ? 2 : 4;  // a sum's operand is C
         const auto *base = static_cast<const uint8_t *>(srcs_[t]);
         for (int64_t r = r0; r < r1; ++r) {
             const uint8_t *p = base + ((i0 + r) * o.ld + j0) * eb;
