@@ -395,6 +395,17 @@ constexpr size_t ElemBytes(out_type t) {
     return t == out_type::f32 || t == out_type::s32 ? 4 : t == out_type::bf16 ? 2 : 1;
 }
 
+// count (<= the vector's lanes) elements at p: a full vector read in
+// place, a partial one through a zeroed buffer (nothing past p[count-1]
+// is read).
+template <class DT>
+HWY_INLINE hn::Vec<DT> LoadLanes(DT dt, const hn::TFromD<DT> *HWY_RESTRICT p, size_t count) {
+    if (count == hn::Lanes(D())) return hn::LoadU(dt, p);
+    HWY_ALIGN hn::TFromD<DT> buf[kMaxLanes] = {};
+    std::memcpy(buf, p, count * sizeof(hn::TFromD<DT>));
+    return hn::Load(dt, buf);
+}
+
 // Elements c .. c+count of an output row stored as `type` (the sum op's
 // operand: C's old values), as float: f32, bf16, u8 and s8 exactly, s32
 // rounded to nearest even (ConvertTo).
@@ -403,42 +414,19 @@ HWY_INLINE V LoadOutput(out_type type, const void *row, size_t c, size_t count) 
     switch (type) {
         case out_type::f32: return LoadF32(static_cast<const float *>(row) + c, count);
         case out_type::bf16: return LoadBf16(static_cast<const uint16_t *>(row) + c, count);
-        case out_type::s32: {
-            const DI di;
-            const int32_t *p = static_cast<const int32_t *>(row) + c;
-            if (count == hn::Lanes(d)) return hn::ConvertTo(d, hn::LoadU(di, p));
-            HWY_ALIGN int32_t buf[kMaxLanes] = {};
-            std::memcpy(buf, p, count * sizeof(int32_t));
-            return hn::ConvertTo(d, hn::Load(di, buf));
-        }
+        case out_type::s32:
+            return hn::ConvertTo(d, LoadLanes(DI(), static_cast<const int32_t *>(row) + c, count));
         case out_type::u8: {
-            const uint8_t *p = static_cast<const uint8_t *>(row) + c;
-            hn::Vec<DU8> u;
-            if (count == hn::Lanes(d)) {
-                u = hn::LoadU(DU8(), p);
-            } else {
-                HWY_ALIGN uint8_t buf[kMaxLanes] = {};
-                std::memcpy(buf, p, count);
-                u = hn::Load(DU8(), buf);
-            }
+            const auto u = LoadLanes(DU8(), static_cast<const uint8_t *>(row) + c, count);
             return hn::ConvertTo(d, hn::BitCast(DI(), hn::PromoteTo(DU(), u)));
         }
-        default: {
-            const int8_t *p = static_cast<const int8_t *>(row) + c;
-            hn::Vec<DI8> v;
-            if (count == hn::Lanes(d)) {
-                v = hn::LoadU(DI8(), p);
-            } else {
-                HWY_ALIGN int8_t buf[kMaxLanes] = {};
-                std::memcpy(buf, p, count);
-                v = hn::Load(DI8(), buf);
-            }
-            return hn::ConvertTo(d, hn::PromoteTo(DI(), v));
-        }
+        default:
+            return hn::ConvertTo(
+                d, hn::PromoteTo(DI(), LoadLanes(DI8(), static_cast<const int8_t *>(row) + c, count)));
     }
 }
 
-// v + alpha * (C_old - beta): lowp::pp_sum_step on a vector.
+// v + alpha * (C_old - beta): the sum op's steps (lowp/postops.h) on a vector.
 HWY_INLINE V SumStep(V v, V c_old, const post_op &o) {
     const D d;
     if (o.beta != 0.0f) c_old = hn::Sub(c_old, hn::Set(d, o.beta));

@@ -90,7 +90,7 @@ struct lp_ukernel_args {
     //       post-op; t = binary(i, c) read in the output's type -- binary
     //       is dst itself, read before it is stored -- f32, bf16, u8 and s8
     //       exactly; the subtraction and product always run: with 0 and 1
-    //       they give t's bits, as lowp::pp_sum_step skipping them)
+    //       they give t's bits, as the portable chain's skipping them)
     //   x = relu(x) (EPI_RELU) | leaky_relu(x, alpha) (EPI_LEAKY) |
     //       gelu_tanh / gelu_erf / silu / sigmoid / tanh / clip(x, alpha,
     //       beta) (EPI_ELT_* in desc.epi_ops), as the chain's eltwise ops,

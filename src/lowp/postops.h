@@ -50,15 +50,9 @@ struct post_op {
     bool takes_operand() const { return is_binary && binary != binary_alg::sum; }
 };
 
-// The sum op on one value: x + alpha * (c_old - beta), in this order of
-// fp32 operations, the subtraction only when beta != 0 and the product only
-// when alpha != 1 (every backend does exactly these steps).
-inline float pp_sum_step(float x, float c_old, float alpha, float beta) {
-    float t = c_old;
-    if (beta != 0.0f) t = t - beta;
-    if (alpha != 1.0f) t = t * alpha;
-    return x + t;
-}
+// The sum op on one value, in this order of fp32 operations: t = c_old;
+// t = t - beta (only when beta != 0); t = t * alpha (only when alpha != 1);
+// x = x + t (docs/postops.md; Highway's SumStep, the references).
 
 // x[c] *= (per_n ? scales[c] : scales[0]) for c in [0, n); scales == nullptr
 // means 1 (nothing to do).  Then x[c] += bias[c] when bias != nullptr.
