@@ -1143,6 +1143,31 @@ std::vector<conv_cfg> thread_cases() {
     dw.f = fill::fraction;
     dw.ops = chain(6);
     v.push_back(dw);
+    // Small depthwise maps, where several threads take blocks of fewer
+    // channels (conv_dw.cpp, choose_split; a last block narrower than the
+    // others): f32 written directly, f32 through the acc buffer and the
+    // chain, u8 with the chain fused into the kernels.
+    for (const char *desc : {"mb1g960ic960ih7iw7oc960kh3ph1", "mb1g200ic200ih9iw7oc200kh3ph1",
+                             "mb1g576ic576ih14iw14oc576kh3sh2ph1"}) {
+        REQUIRE(anvil::conv::parse_conv_descriptor(desc, &s, &err));
+        conv_cfg small_dw;
+        small_dw.s = s;
+        small_dw.f = fill::fraction;
+        v.push_back(small_dw);
+        small_dw.bias = true;
+        small_dw.ops = chain(2);
+        v.push_back(small_dw);
+        small_dw.src = anvil_dt_u8;
+        small_dw.wei = anvil_dt_s8;
+        small_dw.dst = anvil_dt_u8;
+        small_dw.f = fill::full_range;
+        small_dw.szp = 128;
+        small_dw.dzp = 3;
+        small_dw.scale_mode = 2;
+        small_dw.pow2_scales = false;
+        small_dw.ops = chain(1);
+        v.push_back(small_dw);
+    }
     // Small maps, where several threads split the work finer (fewer
     // panels per block, then fewer pixels per 1x1 unit): f32 and bf16.
     for (const char *desc : {"mb1ic96ih7iw7oc160kh1", "mb1ic64ih7iw7oc96kh3ph1"}) {
@@ -1411,5 +1436,63 @@ TEST_CASE("conv bf16 depthwise: pair-dot kernels give the FMA kernels' bytes on 
             q.ops = chain(variant);
             run_case(q, seed++);
         }
+}
+
+// Depthwise layers with small maps and many channels, where 2..4 threads
+// split the channels into narrower blocks than one thread (conv_dw.cpp,
+// choose_split: multiples of 32 channels, of 64 for the int8 byte-dot
+// kernels): the same bytes for 1, 2, 3 and 4 threads, for f32 (written
+// directly and through the chain), bf16 with and without the pair-dot
+// kernels and u8 with and without the byte-dot kernels where the CPU has
+// them.  Fractions for f32 / bf16, so any change of summation order shows.
+TEST_CASE("conv depthwise: the same bytes for 1 to 4 threads, every kernel kind") {
+    const anvil::conv::dw_backend &be = anvil::conv::select_dw_backend();
+    const override_restore<anvil::conv::set_dw_byte_dot_override> restore_dot;
+    const override_restore<anvil::conv::set_dw_bf16_pair_override> restore_pair;
+    const int initial = anvil_get_num_threads();
+    const std::vector<const char *> descs = {"mb1g960ic960ih7iw7oc960kh3ph1", "mb1g200ic200ih9iw7oc200kh3ph1",
+                                             "mb1g576ic576ih14iw14oc576kh3sh2ph1", "mb2g352ic352ih5iw6oc352kh3ph1"};
+    uint64_t seed = 8181;
+    int compared = 0;
+    for (const char *desc : descs)
+        for (int variant = 0; variant < 6; ++variant) {
+            const bool special = variant == 3 || variant == 5;  // pair-dot / byte-dot kernels forced on
+            if (variant == 3 && !be.supports_bf16_pair_dot()) continue;
+            if (variant == 5 && !be.supports_byte_dot()) continue;
+            conv_cfg q;
+            std::string err;
+            REQUIRE(anvil::conv::parse_conv_descriptor(desc, &q.s, &err));
+            q.f = fill::fraction;
+            q.bias = variant != 0;
+            q.ops = chain(variant == 0 ? 0 : variant == 1 ? 2 : 1);
+            if (variant == 2 || variant == 3) q.src = q.wei = q.dst = anvil_dt_bf16;
+            if (variant >= 4) {
+                q.src = anvil_dt_u8;
+                q.wei = anvil_dt_s8;
+                q.dst = anvil_dt_u8;
+                q.f = fill::full_range;
+                q.szp = 128;
+                q.dzp = 3;
+                q.scale_mode = 2;
+                q.pow2_scales = false;
+            }
+            INFO(q.str(), " variant ", variant);
+            anvil::conv::set_dw_bf16_pair_override(variant == 3 ? 1 : 0);
+            anvil::conv::set_dw_byte_dot_override(variant == 5 ? 1 : 0);
+            conv_problem P;
+            build_problem(q, seed++, P);
+            std::vector<uint8_t> out[4];
+            for (int t = 0; t < 4; ++t) {
+                REQUIRE(anvil_set_num_threads(t + 1) == anvil_success);
+                out[t] = exec_fresh_handle(P);
+            }
+            anvil_set_num_threads(initial);
+            for (int t = 1; t < 4; ++t) {
+                INFO("threads ", t + 1, special ? " (kernels forced on)" : "");
+                CHECK(out[0] == out[t]);
+            }
+            ++compared;
+        }
+    MESSAGE(compared, " convolutions compared");
 }
 }  // TEST_SUITE("once")

@@ -1,6 +1,7 @@
 #include "conv/conv_dw.h"
 
 #include <algorithm>
+#include <climits>
 #include <vector>
 
 #include "conv/dw_backend.h"
@@ -21,12 +22,18 @@ constexpr int64_t kDwChannelBlock = 256;
 // kDwAccEntries / channels rows, at least kDwMaxM.
 constexpr int64_t kDwAccEntries = 4096;
 static_assert(kDwAccEntries >= kDwMaxM * kDwChannelBlock, "acc buffer holds a tile");
-static_assert(kDwChannelBlock % 32 == 0, "pair-form weight rows go in 32-channel slots");
+static_assert(kDwChannelBlock % 64 == 0, "blocks start where the kernels' weight rows allow (dw_split)");
 // Maps at most this wide run in groups of rows (run_row_group): all of
 // them now (measured faster on every MobileNet-v2 layer), the knob stays.
 constexpr int64_t kDwGroupMaxOW = 1 << 20;
-// Groups shrink until a shape that has this many row items keeps them.
-constexpr int64_t kDwMinItems = 8;
+// The split search (choose_split) for several threads: the fixed cost of a
+// kernel call in output elements (pixel x channel) of work -- about 50 ns
+// of tap setup and prologue against 0.2 ns per element (f32, Zen 4 VM: a
+// 7 x 7 x 960 layer in items of 32 channels ran 2.2x slower than in items
+// of 160), and the splits it looks at: at most this many items per thread
+// (more are balanced to within a few per cent anyway).
+constexpr int64_t kDwCallCost = 256;
+constexpr int64_t kDwSearchItemsPerThread = 32;
 
 struct dw_ctx {
     const conv_plan *p;
@@ -36,6 +43,7 @@ struct dw_ctx {
     const uint32_t *pair_w = nullptr;  // bf16 pair-form rows (conv_plan::dw_pair_offset)
     int32_t zero_point;
     int64_t cblocks;
+    int64_t cblock;  // channels per item (dw_split)
     const lowp::lp_epilogue *epi;  // nullptr: write dst directly
     float *direct_dst;
     int64_t group_rows;  // > 1: items are groups of rows (run_row_group)
@@ -95,13 +103,115 @@ void set_pair_weights(const dw_ctx &c, const void **w_taps, int64_t kh_lo, int64
     }
 }
 
+// Output rows per item for channel blocks of `cblock`: as many as the acc
+// buffer holds (kDwMaxM when the kernels write dst).
+int64_t max_group_rows(const conv_geom &g, int64_t cblock, bool writes_dst) {
+    if (g.OW > kDwGroupMaxOW) return 1;
+    const int64_t fit = writes_dst ? kDwMaxM : kDwAccEntries / (g.OW * std::min(g.OC, cblock));
+    return std::max<int64_t>(1, std::min<int64_t>({kDwMaxM, g.OH, fit}));
+}
+
+// The estimated cost of item `it` of split `s`: its output elements plus
+// kDwCallCost per kernel call (per row up to two interior calls; per edge
+// column one call per run of rows with the same kernel rows, about three).
+int64_t item_cost(const conv_geom &g, const dw_split &s, int64_t it) {
+    const int64_t cblocks = ceil_div(g.OC, s.cblock);
+    const int64_t cb = it % cblocks, rg = it / cblocks;
+    const int64_t r0 = rg % ceil_div(g.OH, s.group_rows) * s.group_rows;
+    const int64_t rows = std::min(g.OH, r0 + s.group_rows) - r0;
+    const int64_t cw = std::min(s.cblock, g.OC - cb * s.cblock);
+    const int64_t lo = std::min<int64_t>(g.OW, ceil_div(g.PL, g.SW));
+    const int64_t num = g.IW - 1 - (g.KW - 1) * (g.DW + 1) + g.PL;
+    const int64_t hi = std::max(lo, num < 0 ? 0 : std::min<int64_t>(g.OW, num / g.SW + 1));
+    const int64_t interior_calls = hi > lo ? ((hi - lo) % kDwMaxM ? 2 : 1) : 0;
+    const int64_t edge_calls = (g.OW - (hi - lo)) * std::min<int64_t>(rows, 3);
+    return rows * g.OW * cw + kDwCallCost * (rows * interior_calls + edge_calls);
+}
+
+// Contiguous item ranges of about equal cost, one per worker: item `it`
+// starts range w once the cost before it reaches w / nw of the total;
+// every range gets at least one item (items >= nw).  first[nw] = items.
+template <typename Cost>
+void split_ranges(int64_t items, int64_t nw, const Cost &cost, int64_t *first) {
+    first[0] = 0;
+    first[nw] = items;
+    int64_t total = 0;
+    for (int64_t it = 0; it < items; ++it) total += cost(it);
+    int64_t done = 0, w = 1;
+    for (int64_t it = 0; it < items && w < nw; ++it) {
+        if (it > first[w - 1] && done * nw >= total * w) first[w++] = it;
+        done += cost(it);
+    }
+    for (; w < nw; ++w) first[w] = std::max(first[w - 1] + 1, items - (nw - w));
+}
+
+// The items of a call.  One thread: the widest blocks and the most rows
+// (the fewest calls).  Several: the split whose busiest worker has the
+// least estimated cost, among those with at most kDwSearchItemsPerThread
+// items per thread (ties to wider blocks, then more rows); blocks are a
+// multiple of `align` channels (dw_split).  Fixed blocks of 256 channels
+// had split 7 x 7 x 960 as 69% / 31% of the work between two threads and
+// 14 x 14 x 576 as 62% / 38% (MobileNet-v2's 2-thread depthwise layers at
+// 0.66x / 0.71x oneDNN on the Zen 4 VM).
+dw_split choose_split(const conv_geom &g, int nthreads, bool writes_dst, int64_t align) {
+    dw_split best;
+    best.cblock = kDwChannelBlock;
+    best.group_rows = max_group_rows(g, best.cblock, writes_dst);
+    if (nthreads <= 1) return best;
+    int64_t best_score = INT64_MAX;
+    std::vector<int64_t> first;
+    for (int64_t cb = kDwChannelBlock; cb >= align; cb -= align) {
+        if (cb != kDwChannelBlock && cb >= g.OC) continue;  // one block, as with 256
+        const int64_t blocks = ceil_div(g.OC, cb);
+        for (int64_t gr = max_group_rows(g, cb, writes_dst); gr >= 1; --gr) {
+            const dw_split s{gr, cb};
+            const int64_t items = g.N * ceil_div(g.OH, gr) * blocks;
+            if (items > kDwSearchItemsPerThread * nthreads) break;  // fewer rows: more items
+            const int64_t nw = std::min<int64_t>(items, nthreads);
+            first.assign(size_t(nw + 1), 0);
+            auto cost = [&](int64_t it) { return item_cost(g, s, it); };
+            split_ranges(items, nw, cost, first.data());
+            int64_t score = 0;
+            for (int64_t w = 0; w < nw; ++w) {
+                int64_t sum = 0;
+                for (int64_t it = first[size_t(w)]; it < first[size_t(w + 1)]; ++it) sum += cost(it);
+                score = std::max(score, sum);
+            }
+            if (score < best_score) {
+                best_score = score;
+                best = s;
+            }
+        }
+    }
+    return best;
+}
+
+}  // namespace
+
+bool dw_split_memo::get(int threads, bool acc_limited, dw_split *s) const {
+    const uint64_t w = word_.load(std::memory_order_relaxed);
+    if (!(w & 1) || int((w >> 1) & 0xffff) != threads || bool((w >> 17) & 1) != acc_limited) return false;
+    s->group_rows = int64_t((w >> 18) & 0xff);
+    s->cblock = int64_t((w >> 26) & 0xff) * 32;
+    return true;
+}
+
+void dw_split_memo::put(int threads, bool acc_limited, const dw_split &s) const {
+    if (threads > 0xffff || s.group_rows > 0xff || s.cblock % 32 || s.cblock / 32 > 0xff) return;
+    word_.store(1 | uint64_t(threads) << 1 | uint64_t(acc_limited) << 17 | uint64_t(s.group_rows) << 18 |
+                    uint64_t(s.cblock / 32) << 26,
+                std::memory_order_relaxed);
+}
+
+namespace {
+
 void run_row_block(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_t **src_taps,
                    const void **w_taps) {
     const conv_plan &p = *c.p;
     const conv_geom &g = p.g;
     const int64_t row = item / c.cblocks, cb = item % c.cblocks;
     const int64_t n = row / g.OH, oh = row % g.OH;
-    const int64_t c0 = cb * kDwChannelBlock, cw = std::min(kDwChannelBlock, g.OC - c0);
+    const int64_t c0 = cb * c.cblock, cw = std::min(c.cblock, g.OC - c0);
     const int eb = p.eb;
     const int64_t pix_bytes = g.IC * eb;
     const int64_t dh = g.DH + 1, dw = g.DW + 1;
@@ -222,7 +332,7 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     const int64_t groups = ceil_div(g.OH, c.group_rows);
     const int64_t n = rg / groups, oh0 = rg % groups * c.group_rows;
     const int64_t oh1 = std::min(g.OH, oh0 + c.group_rows);
-    const int64_t c0 = cb * kDwChannelBlock, cw = std::min(kDwChannelBlock, g.OC - c0);
+    const int64_t c0 = cb * c.cblock, cw = std::min(c.cblock, g.OC - c0);
     const int eb = p.eb;
     const int64_t pix_bytes = g.IC * eb;
     const int64_t dh = g.DH + 1, dw = g.DW + 1;
@@ -497,7 +607,6 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     if (k.bf16_pair)
         c.pair_w = reinterpret_cast<const uint32_t *>(static_cast<const uint8_t *>(ops.weights) + p.dw_pair_offset);
     c.zero_point = src_zero_point;
-    c.cblocks = ceil_div(g.OC, kDwChannelBlock);
     const bool direct = p.src == src_elem::f32 && chain.out == lowp::out_type::f32 &&
                         chain.scales.empty() && !ops.bias && chain.ops.empty() &&
                         chain.c_zero_point == 0.0f;
@@ -516,22 +625,18 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
         c.alpha = chain.ops.empty() ? 0.0f : chain.ops[0].alpha;
         c.beta = chain.ops.empty() ? 0.0f : chain.ops[0].beta;
     }
-    // Rows per item, from the shapes only: groups of as many rows as the
-    // acc buffer holds (kDwMaxM when the kernels write dst).
-    c.group_rows = 1;
-    if (g.OW <= kDwGroupMaxOW) {
-        const int64_t fit = direct || fused ? kDwMaxM : kDwAccEntries / (g.OW * std::min(g.OC, kDwChannelBlock));
-        c.group_rows = std::max<int64_t>(1, std::min<int64_t>({kDwMaxM, g.OH, fit}));
-        // Keep kDwMinItems items for the threads where the shape has them
-        // (one thread keeps whole groups: smaller ones only add m = 1 edge
-        // calls).
-        const int64_t min_items = threading::num_threads() > 1 ? kDwMinItems : 1;
-        while (c.group_rows > 1 && g.N * ceil_div(g.OH, c.group_rows) * c.cblocks < min_items &&
-               g.N * g.OH * c.cblocks >= min_items)
-            --c.group_rows;
+    const bool writes_dst = direct || fused;
+    const int nthreads = threading::num_threads();
+    dw_split split;
+    if (nthreads <= 1 || !k.split_memo.get(nthreads, !writes_dst, &split)) {
+        split = choose_split(g, nthreads, writes_dst, k.byte_dot ? 64 : 32);
+        if (nthreads > 1) k.split_memo.put(nthreads, !writes_dst, split);
     }
+    c.cblock = split.cblock;
+    c.cblocks = ceil_div(g.OC, c.cblock);
+    c.group_rows = split.group_rows;
     const int64_t items = g.N * ceil_div(g.OH, c.group_rows) * c.cblocks;
-    const int64_t nw = std::min<int64_t>(items, threading::num_threads());
+    const int64_t nw = std::min<int64_t>(items, nthreads);
     const int64_t acc_bytes = kDwAccEntries * 4;
     const int64_t taps_bytes = g.taps() * int64_t(sizeof(void *));
     const int64_t slot_bytes = acc_bytes + 2 * ((taps_bytes + 63) / 64 * 64);
@@ -540,32 +645,10 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     lowp::chain_epilogue epi(chain, ops.dst, g.OC, ops.binary, ops.bias);
     c.epi = direct ? nullptr : &epi;
     c.direct_dst = direct ? static_cast<float *>(ops.dst) : nullptr;
-    // Contiguous item ranges of about equal work (rows x channels): the
-    // last row group and channel block are often smaller (7 rows as
-    // 3 + 3 + 1, 960 channels as 3 x 256 + 192), and equal item counts had
-    // given one of two threads twice the other's work (MobileNet-v2's
-    // 7 x 7 x 960 depthwise layer: 0.83x oneDNN at 2 threads, 1.15x at 1).
     std::vector<int64_t> first(size_t(nw + 1), items);
     first[0] = 0;
-    if (nw > 1) {
-        const int64_t groups = ceil_div(g.OH, c.group_rows);
-        auto work = [&](int64_t it) {
-            const int64_t cb = it % c.cblocks, rg = it / c.cblocks;
-            const int64_t cw = std::min(kDwChannelBlock, g.OC - cb * kDwChannelBlock);
-            const int64_t r0 = rg % groups * c.group_rows;
-            return (std::min(g.OH, r0 + c.group_rows) - r0) * cw;
-        };
-        int64_t total = 0;
-        for (int64_t it = 0; it < items; ++it) total += work(it);
-        // Item `it` starts range w once the work before it reaches w / nw
-        // of the total; every range gets at least one item (items >= nw).
-        int64_t done = 0, w = 1;
-        for (int64_t it = 0; it < items && w < nw; ++it) {
-            if (it > first[size_t(w - 1)] && done * nw >= total * w) first[size_t(w++)] = it;
-            done += work(it);
-        }
-        for (; w < nw; ++w) first[size_t(w)] = std::max(first[size_t(w - 1)] + 1, items - (nw - w));
-    }
+    if (nw > 1)
+        split_ranges(items, nw, [&](int64_t it) { return item_cost(g, split, it); }, first.data());
     auto worker = [&](int64_t w) {
         uint8_t *slot = slots + w * slot_bytes;
         auto **st = reinterpret_cast<const uint8_t **>(slot + acc_bytes);

@@ -1,6 +1,6 @@
 // The depthwise convolution driver (groups = IC = OC): channels in vector
 // lanes; an item is (image, group of up to kDwMaxM output rows, block of
-// 256 channels).  Per row the interior splits into even tiles of up to
+// up to 256 channels; dw_split).  Per row the interior splits into even tiles of up to
 // kDwMaxM pixels that read the same in-bounds taps (one kernel call per
 // tile size over all its tiles: dw_ukernel_args::nblocks; row_taps
 // kernels when a kernel row's taps are pix_stride / S apart); each edge
@@ -8,9 +8,12 @@
 // The post-op chain runs once per item on its accumulators (or on runs of
 // pixels when a row does not fit the 16 KiB buffer); a plain f32
 // convolution has the kernels write dst directly, and so do the fused
-// kernels (conv_dw_kernels::fused: the chain finished in registers).  The tiling depends
-// only on the shapes, never on the thread count.
+// kernels (conv_dw_kernels::fused: the chain finished in registers).  Every
+// output element takes the same operations whatever the items are, so the
+// items may depend on the thread count (dw_split) and the results do not.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +25,32 @@
 #include "lowp/chain_epilogue.h"
 
 namespace anvil::conv {
+
+// Items of a call: up to group_rows output rows by up to cblock channels,
+// a multiple of 32 (the bf16 pair-form weight rows come in 32-channel
+// slots) and of 64 for the int8 byte-dot kernels (their weight rows
+// interleave 64 channels: dw_byte_dot_entry).
+struct dw_split {
+    int64_t group_rows = 1;
+    int64_t cblock = 256;
+};
+
+// A racy but safe one-entry memo of the split for a thread count: a packed
+// word, so readers see a whole entry or none; copies start empty.
+class dw_split_memo {
+public:
+    dw_split_memo() = default;
+    dw_split_memo(const dw_split_memo &) {}
+    dw_split_memo &operator=(const dw_split_memo &) {
+        word_.store(0, std::memory_order_relaxed);
+        return *this;
+    }
+    bool get(int threads, bool acc_limited, dw_split *s) const;
+    void put(int threads, bool acc_limited, const dw_split &s) const;
+
+private:
+    mutable std::atomic<uint64_t> word_{0};
+};
 
 struct conv_dw_kernels {
     dw_kind kind = dw_kind::f32;
@@ -61,6 +90,9 @@ struct conv_dw_kernels {
     dw_ukernel_fn fn_grows_fused[2][kDwMaxDotRows + 1][kDwMaxM + 1] = {};
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::string backend_name;
+    // The last item split chosen for several threads, keyed by the thread
+    // count (choosing it walks a few dozen candidate splits).
+    dw_split_memo split_memo;
 };
 
 // Tests: -1 (default) byte-dot kernels where the backend supports them
