@@ -389,3 +389,94 @@ TEST_CASE("huge batch strides: sgemm, bf16 and u8s8s32 strided batches, 64-bit o
             CHECK(bad == 0);
         }
 }
+
+TEST_CASE("huge leading dimension of a binary post-op operand (matmul handle)") {
+    // C = A B + R, R an M x N f32 / bf16 tensor whose rows are a huge stride
+    // apart; int8 and bf16 products, f32 output (the fused and portable
+    // epilogues both read R by row).
+    const int64_t M = 3, N = 37, K = 29;
+    tu::rng r(88);
+    for (int type = 0; type < 2; ++type)
+        for (anvil_data_type_t rdt : {anvil_dt_f32, anvil_dt_bf16}) {
+            INFO("type ", type, " operand ", rdt == anvil_dt_f32 ? "f32" : "bf16");
+            std::unique_ptr<sparse_matrix<uint16_t>> R16;
+            std::unique_ptr<sparse_matrix<float>> R32;
+            int64_t ld = 0;
+            const void *rp = nullptr;
+            if (rdt == anvil_dt_f32) {
+                if (!(R32 = make_sparse<float>(M, N))) continue;
+                ld = R32->ld();
+                rp = R32->data();
+            } else {
+                if (!(R16 = make_sparse<uint16_t>(M, N))) continue;
+                ld = R16->ld();
+                rp = R16->data();
+            }
+            std::vector<double> rv(size_t(M * N));
+            for (int64_t i = 0; i < M; ++i)
+                for (int64_t j = 0; j < N; ++j) {
+                    const float v = r.small_int();
+                    rv[size_t(i * N + j)] = v;
+                    if (R32) R32->at(i, j) = v;
+                    else R16->at(i, j) = bf16_of(v);
+                }
+            std::vector<uint8_t> A(size_t(M * K) * (type ? 2 : 1)), B(size_t(K * N) * (type ? 2 : 1));
+            std::vector<double> av(size_t(M * K)), bv(size_t(K * N));
+            for (size_t i = 0; i < av.size(); ++i) {
+                const int x = type ? int(r.ival(-4, 4)) : int(r.ival(0, 255));
+                av[i] = x;
+                if (type) {
+                    const uint16_t h = bf16_of(float(x));
+                    std::memcpy(&A[i * 2], &h, 2);
+                } else {
+                    A[i] = uint8_t(x);
+                }
+            }
+            for (size_t i = 0; i < bv.size(); ++i) {
+                const int x = type ? int(r.ival(-4, 4)) : int(r.ival(-128, 127));
+                bv[i] = x;
+                if (type) {
+                    const uint16_t h = bf16_of(float(x));
+                    std::memcpy(&B[i * 2], &h, 2);
+                } else {
+                    B[i] = uint8_t(int8_t(x));
+                }
+            }
+            anvil_post_op_t add{};
+            add.kind = anvil_post_op_binary;
+            add.alg = anvil_binary_add;
+            add.src_dt = rdt;
+            add.ld = ld;
+            anvil_matmul_desc_t d{};
+            d.a_dt = type ? anvil_dt_bf16 : anvil_dt_u8;
+            d.b_dt = type ? anvil_dt_bf16 : anvil_dt_s8;
+            d.c_dt = anvil_dt_f32;
+            d.transa = d.transb = 'N';
+            d.M = M;
+            d.N = N;
+            d.K = K;
+            d.lda = K;
+            d.ldb = N;
+            d.ldc = N;
+            d.num_post_ops = 1;
+            d.post_ops = &add;
+            anvil_matmul_t h = nullptr;
+            REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+            size_t bytes = 0;
+            REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+            std::vector<uint32_t> packed(bytes / 4 + 1);
+            REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
+            std::vector<float> C(size_t(M * N));
+            const void *bins[1] = {rp};
+            REQUIRE(anvil_matmul_execute(h, A.data(), packed.data(), C.data(), bins) == anvil_success);
+            anvil_matmul_destroy(h);
+            int bad = 0;
+            for (int64_t i = 0; i < M; ++i)
+                for (int64_t j = 0; j < N; ++j) {
+                    double acc = rv[size_t(i * N + j)];
+                    for (int64_t k = 0; k < K; ++k) acc += av[size_t(i * K + k)] * bv[size_t(k * N + j)];
+                    if (double(C[size_t(i * N + j)]) != acc) ++bad;
+                }
+            CHECK(bad == 0);
+        }
+}
