@@ -1450,11 +1450,23 @@ TEST_CASE("conv depthwise: the same bytes for 1 to 4 threads, every kernel kind"
     const override_restore<anvil::conv::set_dw_byte_dot_override> restore_dot;
     const override_restore<anvil::conv::set_dw_bf16_pair_override> restore_pair;
     const int initial = anvil_get_num_threads();
-    const std::vector<const char *> descs = {"mb1g960ic960ih7iw7oc960kh3ph1", "mb1g200ic200ih9iw7oc200kh3ph1",
-                                             "mb1g576ic576ih14iw14oc576kh3sh2ph1", "mb2g352ic352ih5iw6oc352kh3ph1"};
+    std::vector<std::string> descs = {"mb1g960ic960ih7iw7oc960kh3ph1", "mb1g200ic200ih9iw7oc200kh3ph1",
+                                      "mb1g576ic576ih14iw14oc576kh3sh2ph1", "mb2g352ic352ih5iw6oc352kh3ph1"};
+    // And random small maps: any channel count, 3x3 / 5x5, strides 1..3,
+    // padding up to the kernel size, dilation.
+    tu::rng shapes(8080);
+    for (int i = 0; i < 12; ++i) {
+        const int64_t c = shapes.ival(1, 700), k = shapes.ival(0, 1) ? 3 : 5, d = shapes.ival(0, 3) == 0;
+        const int64_t ext = (k - 1) * (d + 1) + 1, p = shapes.ival(0, k - 1);
+        const int64_t h = shapes.ival(std::max<int64_t>(1, ext - 2 * p), 16), w = shapes.ival(std::max<int64_t>(1, ext - 2 * p), 16);
+        descs.push_back("mb" + std::to_string(shapes.ival(1, 2)) + "g" + std::to_string(c) + "ic" + std::to_string(c) +
+                        "ih" + std::to_string(h) + "iw" + std::to_string(w) + "oc" + std::to_string(c) + "kh" +
+                        std::to_string(k) + "sh" + std::to_string(shapes.ival(1, 3)) + "ph" + std::to_string(p) +
+                        "dh" + std::to_string(d));
+    }
     uint64_t seed = 8181;
     int compared = 0;
-    for (const char *desc : descs)
+    for (const std::string &desc : descs)
         for (int variant = 0; variant < 6; ++variant) {
             const bool special = variant == 3 || variant == 5;  // pair-dot / byte-dot kernels forced on
             if (variant == 3 && !be.supports_bf16_pair_dot()) continue;
