@@ -1114,6 +1114,20 @@ std::vector<uint8_t> exec_bytes(anvil_conv2d_t h, const conv_problem &P, const v
     return std::vector<uint8_t>(dst.p, dst.p + dst.bytes);
 }
 
+// u8 source, s8 weights, u8 destination over the full byte range, with a
+// source and a destination zero point and per-channel scales (not powers
+// of two): the int8 requantising configuration of the thread tests.
+void set_u8_requant(conv_cfg &q) {
+    q.src = anvil_dt_u8;
+    q.wei = anvil_dt_s8;
+    q.dst = anvil_dt_u8;
+    q.f = fill::full_range;
+    q.szp = 128;
+    q.dzp = 3;
+    q.scale_mode = 2;
+    q.pow2_scales = false;
+}
+
 std::vector<conv_cfg> thread_cases() {
     std::vector<conv_cfg> v;
     conv_shape s;
@@ -1125,14 +1139,7 @@ std::vector<conv_cfg> thread_cases() {
     q.bias = true;
     q.ops = chain(2);
     v.push_back(q);
-    q.src = anvil_dt_u8;
-    q.wei = anvil_dt_s8;
-    q.dst = anvil_dt_u8;
-    q.f = fill::full_range;
-    q.szp = 128;
-    q.dzp = 3;
-    q.scale_mode = 2;
-    q.pow2_scales = false;
+    set_u8_requant(q);
     q.ops = chain(1);
     v.push_back(q);
     REQUIRE(anvil::conv::parse_conv_descriptor("mb2g144ic144ih28iw27oc144kh3sh2ph1", &s, &err));
@@ -1157,14 +1164,7 @@ std::vector<conv_cfg> thread_cases() {
         small_dw.bias = true;
         small_dw.ops = chain(2);
         v.push_back(small_dw);
-        small_dw.src = anvil_dt_u8;
-        small_dw.wei = anvil_dt_s8;
-        small_dw.dst = anvil_dt_u8;
-        small_dw.f = fill::full_range;
-        small_dw.szp = 128;
-        small_dw.dzp = 3;
-        small_dw.scale_mode = 2;
-        small_dw.pow2_scales = false;
+        set_u8_requant(small_dw);
         small_dw.ops = chain(1);
         v.push_back(small_dw);
     }
@@ -1478,16 +1478,7 @@ TEST_CASE("conv depthwise: the same bytes for 1 to 4 threads, every kernel kind"
             q.bias = variant != 0;
             q.ops = chain(variant == 0 ? 0 : variant == 1 ? 2 : 1);
             if (variant == 2 || variant == 3) q.src = q.wei = q.dst = anvil_dt_bf16;
-            if (variant >= 4) {
-                q.src = anvil_dt_u8;
-                q.wei = anvil_dt_s8;
-                q.dst = anvil_dt_u8;
-                q.f = fill::full_range;
-                q.szp = 128;
-                q.dzp = 3;
-                q.scale_mode = 2;
-                q.pow2_scales = false;
-            }
+            if (variant >= 4) set_u8_requant(q);
             INFO(q.str(), " variant ", variant);
             anvil::conv::set_dw_bf16_pair_override(variant == 3 ? 1 : 0);
             anvil::conv::set_dw_byte_dot_override(variant == 5 ? 1 : 0);

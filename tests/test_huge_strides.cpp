@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "lowp_util.h"
 #include "test_util.h"
 
 namespace {
@@ -80,16 +81,59 @@ std::unique_ptr<sparse_matrix<T>> make_sparse(int64_t rows, int64_t cols) {
     return nullptr;
 }
 
-uint16_t bf16_of(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return uint16_t(u >> 16);  // small integers: exact
+using lt::bf16_to_f32;
+using lt::f32_to_bf16;
+
+// The dimensions for a huge stride on `which` (A, B or C): the operand that
+// carries it gets 3 rows (A 'N': M, A 'T': K, B 'N': K, B 'T': N, C: M),
+// every other dimension 37 (a full tile and a tail).
+void huge_dims(char which, char ta, char tb, int64_t *M, int64_t *N, int64_t *K) {
+    *M = *N = *K = 37;
+    if (which == 'A') *(ta == 'N' ? M : K) = 3;
+    if (which == 'B') *(tb == 'N' ? K : N) = 3;
+    if (which == 'C') *M = 3;
 }
-float f32_of_bf16(uint16_t b) {
-    const uint32_t u = uint32_t(b) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
+
+// Value readers and small-integer generators per element type.
+double val_f32(float x) { return double(x); }
+double val_bf16(uint16_t x) { return double(bf16_to_f32(x)); }
+double val_u8(uint8_t x) { return double(x); }
+double val_s8(int8_t x) { return double(x); }
+float gen_f32(tu::rng &r) { return r.small_int(); }
+uint16_t gen_bf16(tu::rng &r) { return lt::bf16_small_int(r); }
+uint8_t gen_u8(tu::rng &r) { return uint8_t(r.ival(0, 255)); }
+int8_t gen_s8(tu::rng &r) { return int8_t(r.ival(-128, 127)); }
+
+// A matmul handle made, its weights packed and executed once.
+anvil_status_t matmul_once(const anvil_matmul_desc_t &d, const void *A, const void *B, void *C,
+                           const void *const *binary_srcs = nullptr) {
+    anvil_matmul_t h = nullptr;
+    anvil_status_t st = anvil_matmul_create(&h, &d);
+    if (st != anvil_success) return st;
+    size_t bytes = 0;
+    REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+    std::vector<uint32_t> packed(bytes / 4 + 1);
+    REQUIRE(anvil_matmul_pack_weights(h, B, packed.data()) == anvil_success);
+    st = anvil_matmul_execute(h, A, packed.data(), C, binary_srcs);
+    anvil_matmul_destroy(h);
+    return st;
+}
+
+anvil_matmul_desc_t matmul_desc(anvil_data_type_t adt, anvil_data_type_t bdt, anvil_data_type_t cdt, char ta,
+                                char tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
+    anvil_matmul_desc_t d{};
+    d.a_dt = adt;
+    d.b_dt = bdt;
+    d.c_dt = cdt;
+    d.transa = ta;
+    d.transb = tb;
+    d.M = M;
+    d.N = N;
+    d.K = K;
+    d.lda = lda;
+    d.ldb = ldb;
+    d.ldc = ldc;
+    return d;
 }
 
 // One GEMM problem C (M x N) = alpha op(A) op(B) + beta C with op(A) M x K
@@ -155,126 +199,82 @@ void check_huge_ld(char which, char ta, char tb, int64_t M, int64_t N, int64_t K
     CHECK(bad == 0);
 }
 
-const char kTrans[4][2] = {{'N', 'N'}, {'N', 'T'}, {'T', 'N'}, {'T', 'T'}};
+// f(which, ta, tb, M, N, K) for the huge stride on A, B and C in turn,
+// in all four transpositions (huge_dims).
+template <typename F>
+void for_each_huge_operand(F f) {
+    const char trans[4][2] = {{'N', 'N'}, {'N', 'T'}, {'T', 'N'}, {'T', 'T'}};
+    for (const auto &t : trans)
+        for (char which : {'A', 'B', 'C'}) {
+            int64_t M, N, K;
+            huge_dims(which, t[0], t[1], &M, &N, &K);
+            f(which, t[0], t[1], M, N, K);
+        }
+}
 
 }  // namespace
 
 TEST_CASE("huge leading dimensions: sgemm, bf16 and int8 BLAS-style calls, 64-bit offsets") {
-    // The operand with the huge stride has 3 rows; the other dimensions
-    // cover a full tile and a tail.
-    const int64_t big = 37, small = 3;
     uint64_t seed = 1;
-    auto f32v = [](float x) { return double(x); };
-    auto f32g = [](tu::rng &r) { return r.small_int(); };
-    for (const auto &t : kTrans)
-        for (char which : {'A', 'B', 'C'}) {
-            const char ta = t[0], tb = t[1];
-            // The huge operand's rows: A 'N' -> M, A 'T' -> K, B 'N' -> K, B 'T' -> N, C -> M.
-            int64_t M = big, N = big, K = big;
-            if (which == 'A') (ta == 'N' ? M : K) = small;
-            if (which == 'B') (tb == 'N' ? K : N) = small;
-            if (which == 'C') M = small;
-            check_huge_ld<float, float, float>(
-                which, ta, tb, M, N, K, 1.0f, 1.0f, seed++,
-                [&](const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
-                    return anvil_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, C, ldc);
-                },
-                f32v, f32v, f32g, f32g);
-            check_huge_ld<uint16_t, uint16_t, float>(
-                which, ta, tb, M, N, K, 1.0f, 1.0f, seed++,
-                [&](const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb, float *C, int64_t ldc) {
-                    return anvil_gemm_bf16bf16f32(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, C, ldc);
-                },
-                [](uint16_t x) { return double(f32_of_bf16(x)); }, [](uint16_t x) { return double(f32_of_bf16(x)); },
-                [](tu::rng &r) { return bf16_of(r.small_int()); }, [](tu::rng &r) { return bf16_of(r.small_int()); });
-            check_huge_ld<uint8_t, int8_t, int32_t>(
-                which, ta, tb, M, N, K, 1.0f, 1.0f, seed++,
-                [&](const uint8_t *A, int64_t lda, const int8_t *B, int64_t ldb, int32_t *C, int64_t ldc) {
-                    const int32_t co = 0;
-                    return anvil_gemm_u8s8s32(ta, tb, 'F', M, N, K, 1.0f, A, lda, 0, B, ldb, 0, 1.0f, C, ldc, &co);
-                },
-                [](uint8_t x) { return double(x); }, [](int8_t x) { return double(x); },
-                [](tu::rng &r) { return uint8_t(r.ival(0, 255)); }, [](tu::rng &r) { return int8_t(r.ival(-128, 127)); });
-        }
+    for_each_huge_operand([&](char which, char ta, char tb, int64_t M, int64_t N, int64_t K) {
+        check_huge_ld<float, float, float>(
+            which, ta, tb, M, N, K, 1.0f, 1.0f, seed++,
+            [&](const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
+                return anvil_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, C, ldc);
+            },
+            val_f32, val_f32, gen_f32, gen_f32);
+        check_huge_ld<uint16_t, uint16_t, float>(
+            which, ta, tb, M, N, K, 1.0f, 1.0f, seed++,
+            [&](const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb, float *C, int64_t ldc) {
+                return anvil_gemm_bf16bf16f32(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, C, ldc);
+            },
+            val_bf16, val_bf16, gen_bf16, gen_bf16);
+        check_huge_ld<uint8_t, int8_t, int32_t>(
+            which, ta, tb, M, N, K, 1.0f, 1.0f, seed++,
+            [&](const uint8_t *A, int64_t lda, const int8_t *B, int64_t ldb, int32_t *C, int64_t ldc) {
+                const int32_t co = 0;
+                return anvil_gemm_u8s8s32(ta, tb, 'F', M, N, K, 1.0f, A, lda, 0, B, ldb, 0, 1.0f, C, ldc, &co);
+            },
+            val_u8, val_s8, gen_u8, gen_s8);
+    });
 }
 
 TEST_CASE("huge leading dimensions: planned sgemm and the matmul handle, 64-bit offsets") {
-    const int64_t big = 37, small = 3;
     uint64_t seed = 100;
-    for (const auto &t : kTrans)
-        for (char which : {'A', 'B', 'C'}) {
-            const char ta = t[0], tb = t[1];
-            int64_t M = big, N = big, K = big;
-            if (which == 'A') (ta == 'N' ? M : K) = small;
-            if (which == 'B') (tb == 'N' ? K : N) = small;
-            if (which == 'C') M = small;
-            check_huge_ld<float, float, float>(
-                which, ta, tb, M, N, K, 1.0f, 1.0f, seed++,
-                [&](const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
-                    anvil_gemm_plan_t p = nullptr;
-                    anvil_status_t st = anvil_gemm_plan_create(&p, ta, tb, M, N, K, lda, ldb, ldc);
-                    if (st != anvil_success) return st;
-                    size_t bytes = 0;
-                    REQUIRE(anvil_gemm_plan_packed_b_size(p, &bytes) == anvil_success);
-                    std::vector<float> packed(bytes / 4 + 1);
-                    REQUIRE(anvil_gemm_plan_pack_b(p, B, packed.data()) == anvil_success);
-                    st = anvil_gemm_plan_execute(p, 1.0f, A, packed.data(), 1.0f, C);
-                    anvil_gemm_plan_destroy(p);
-                    return st;
-                },
-                [](float x) { return double(x); }, [](float x) { return double(x); },
-                [](tu::rng &r) { return r.small_int(); }, [](tu::rng &r) { return r.small_int(); });
-        }
-    // The matmul handle: u8 x s8 -> s32 and bf16 -> f32 with the huge
-    // stride on A, B (read at pack time) or C; C is overwritten (beta = 0
-    // in the reference).
-    for (const auto &t : kTrans)
-        for (char which : {'A', 'B', 'C'}) {
-            const char ta = t[0], tb = t[1];
-            int64_t M = big, N = big, K = big;
-            if (which == 'A') (ta == 'N' ? M : K) = small;
-            if (which == 'B') (tb == 'N' ? K : N) = small;
-            if (which == 'C') M = small;
-            auto matmul = [&](anvil_data_type_t adt, anvil_data_type_t bdt, anvil_data_type_t cdt, const void *A,
-                              int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc) {
-                anvil_matmul_desc_t d{};
-                d.a_dt = adt;
-                d.b_dt = bdt;
-                d.c_dt = cdt;
-                d.transa = ta;
-                d.transb = tb;
-                d.M = M;
-                d.N = N;
-                d.K = K;
-                d.lda = lda;
-                d.ldb = ldb;
-                d.ldc = ldc;
-                anvil_matmul_t h = nullptr;
-                anvil_status_t st = anvil_matmul_create(&h, &d);
+    for_each_huge_operand([&](char which, char ta, char tb, int64_t M, int64_t N, int64_t K) {
+        check_huge_ld<float, float, float>(
+            which, ta, tb, M, N, K, 1.0f, 1.0f, seed++,
+            [&](const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
+                anvil_gemm_plan_t p = nullptr;
+                anvil_status_t st = anvil_gemm_plan_create(&p, ta, tb, M, N, K, lda, ldb, ldc);
                 if (st != anvil_success) return st;
                 size_t bytes = 0;
-                REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
-                std::vector<uint32_t> packed(bytes / 4 + 1);
-                REQUIRE(anvil_matmul_pack_weights(h, B, packed.data()) == anvil_success);
-                st = anvil_matmul_execute(h, A, packed.data(), C, nullptr);
-                anvil_matmul_destroy(h);
+                REQUIRE(anvil_gemm_plan_packed_b_size(p, &bytes) == anvil_success);
+                std::vector<float> packed(bytes / 4 + 1);
+                REQUIRE(anvil_gemm_plan_pack_b(p, B, packed.data()) == anvil_success);
+                st = anvil_gemm_plan_execute(p, 1.0f, A, packed.data(), 1.0f, C);
+                anvil_gemm_plan_destroy(p);
                 return st;
-            };
-            check_huge_ld<uint8_t, int8_t, int32_t>(
-                which, ta, tb, M, N, K, 1.0f, 0.0f, seed++,
-                [&](const uint8_t *A, int64_t lda, const int8_t *B, int64_t ldb, int32_t *C, int64_t ldc) {
-                    return matmul(anvil_dt_u8, anvil_dt_s8, anvil_dt_s32, A, lda, B, ldb, C, ldc);
-                },
-                [](uint8_t x) { return double(x); }, [](int8_t x) { return double(x); },
-                [](tu::rng &r) { return uint8_t(r.ival(0, 255)); }, [](tu::rng &r) { return int8_t(r.ival(-128, 127)); });
-            check_huge_ld<uint16_t, uint16_t, float>(
-                which, ta, tb, M, N, K, 1.0f, 0.0f, seed++,
-                [&](const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb, float *C, int64_t ldc) {
-                    return matmul(anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32, A, lda, B, ldb, C, ldc);
-                },
-                [](uint16_t x) { return double(f32_of_bf16(x)); }, [](uint16_t x) { return double(f32_of_bf16(x)); },
-                [](tu::rng &r) { return bf16_of(r.small_int()); }, [](tu::rng &r) { return bf16_of(r.small_int()); });
-        }
+            },
+            val_f32, val_f32, gen_f32, gen_f32);
+        // The matmul handle (u8 x s8 -> s32, bf16 -> f32; B is read at
+        // pack time); C is overwritten: beta = 0 in the reference.
+        check_huge_ld<uint8_t, int8_t, int32_t>(
+            which, ta, tb, M, N, K, 1.0f, 0.0f, seed++,
+            [&](const uint8_t *A, int64_t lda, const int8_t *B, int64_t ldb, int32_t *C, int64_t ldc) {
+                return matmul_once(
+                    matmul_desc(anvil_dt_u8, anvil_dt_s8, anvil_dt_s32, ta, tb, M, N, K, lda, ldb, ldc), A, B, C);
+            },
+            val_u8, val_s8, gen_u8, gen_s8);
+        check_huge_ld<uint16_t, uint16_t, float>(
+            which, ta, tb, M, N, K, 1.0f, 0.0f, seed++,
+            [&](const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb, float *C, int64_t ldc) {
+                return matmul_once(
+                    matmul_desc(anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32, ta, tb, M, N, K, lda, ldb, ldc), A,
+                    B, C);
+            },
+            val_bf16, val_bf16, gen_bf16, gen_bf16);
+    });
 }
 
 TEST_CASE("huge batch strides: sgemm, bf16 and u8s8s32 strided batches, 64-bit offsets") {
@@ -325,7 +325,7 @@ TEST_CASE("huge batch strides: sgemm, bf16 and u8s8s32 strided batches, 64-bit o
                             const int32_t x = v;
                             std::memcpy(p, &x, 4);
                         } else if (esz == 2) {
-                            const uint16_t h = bf16_of(float(v));
+                            const uint16_t h = f32_to_bf16(float(v));
                             std::memcpy(p, &h, 2);
                         } else {
                             *p = uint8_t(v);
@@ -351,7 +351,7 @@ TEST_CASE("huge batch strides: sgemm, bf16 and u8s8s32 strided batches, 64-bit o
                 if (esz == 2) {
                     uint16_t h;
                     std::memcpy(&h, p, 2);
-                    return double(f32_of_bf16(h));
+                    return double(bf16_to_f32(h));
                 }
                 return kind == 3 ? double(int8_t(*p)) : double(*p);
             };
@@ -418,7 +418,7 @@ TEST_CASE("huge leading dimension of a binary post-op operand (matmul handle)") 
                     const float v = r.small_int();
                     rv[size_t(i * N + j)] = v;
                     if (R32) R32->at(i, j) = v;
-                    else R16->at(i, j) = bf16_of(v);
+                    else R16->at(i, j) = f32_to_bf16(v);
                 }
             std::vector<uint8_t> A(size_t(M * K) * (type ? 2 : 1)), B(size_t(K * N) * (type ? 2 : 1));
             std::vector<double> av(size_t(M * K)), bv(size_t(K * N));
@@ -426,7 +426,7 @@ TEST_CASE("huge leading dimension of a binary post-op operand (matmul handle)") 
                 const int x = type ? int(r.ival(-4, 4)) : int(r.ival(0, 255));
                 av[i] = x;
                 if (type) {
-                    const uint16_t h = bf16_of(float(x));
+                    const uint16_t h = f32_to_bf16(float(x));
                     std::memcpy(&A[i * 2], &h, 2);
                 } else {
                     A[i] = uint8_t(x);
@@ -436,40 +436,20 @@ TEST_CASE("huge leading dimension of a binary post-op operand (matmul handle)") 
                 const int x = type ? int(r.ival(-4, 4)) : int(r.ival(-128, 127));
                 bv[i] = x;
                 if (type) {
-                    const uint16_t h = bf16_of(float(x));
+                    const uint16_t h = f32_to_bf16(float(x));
                     std::memcpy(&B[i * 2], &h, 2);
                 } else {
                     B[i] = uint8_t(int8_t(x));
                 }
             }
-            anvil_post_op_t add{};
-            add.kind = anvil_post_op_binary;
-            add.alg = anvil_binary_add;
-            add.src_dt = rdt;
-            add.ld = ld;
-            anvil_matmul_desc_t d{};
-            d.a_dt = type ? anvil_dt_bf16 : anvil_dt_u8;
-            d.b_dt = type ? anvil_dt_bf16 : anvil_dt_s8;
-            d.c_dt = anvil_dt_f32;
-            d.transa = d.transb = 'N';
-            d.M = M;
-            d.N = N;
-            d.K = K;
-            d.lda = K;
-            d.ldb = N;
-            d.ldc = N;
+            const anvil_post_op_t add = lt::binary(anvil_binary_add, false, rdt, ld);
+            anvil_matmul_desc_t d = matmul_desc(type ? anvil_dt_bf16 : anvil_dt_u8, type ? anvil_dt_bf16 : anvil_dt_s8,
+                                                anvil_dt_f32, 'N', 'N', M, N, K, K, N, N);
             d.num_post_ops = 1;
             d.post_ops = &add;
-            anvil_matmul_t h = nullptr;
-            REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
-            size_t bytes = 0;
-            REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
-            std::vector<uint32_t> packed(bytes / 4 + 1);
-            REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
             std::vector<float> C(size_t(M * N));
             const void *bins[1] = {rp};
-            REQUIRE(anvil_matmul_execute(h, A.data(), packed.data(), C.data(), bins) == anvil_success);
-            anvil_matmul_destroy(h);
+            REQUIRE(matmul_once(d, A.data(), B.data(), C.data(), bins) == anvil_success);
             int bad = 0;
             for (int64_t i = 0; i < M; ++i)
                 for (int64_t j = 0; j < N; ++j) {

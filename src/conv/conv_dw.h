@@ -1,10 +1,11 @@
 // The depthwise convolution driver (groups = IC = OC): channels in vector
-// lanes; an item is (image, group of up to kDwMaxM output rows, block of
-// up to 256 channels; dw_split).  Per row the interior splits into even tiles of up to
-// kDwMaxM pixels that read the same in-bounds taps (one kernel call per
-// tile size over all its tiles: dw_ukernel_args::nblocks; row_taps
-// kernels when a kernel row's taps are pix_stride / S apart); each edge
-// column is one call over the group's rows that share their kernel rows.
+// lanes; an item is (image, group of up to kDwMaxM output rows, block of up
+// to 256 channels; dw_split).  Per row the interior splits into even tiles
+// of up to kDwMaxM pixels that read the same in-bounds taps (one kernel
+// call per tile size over all its tiles: dw_ukernel_args::nblocks;
+// row_taps kernels when a kernel row's taps are pix_stride / S apart); each
+// edge column is one call over the group's rows that share their kernel
+// rows.
 // The post-op chain runs once per item on its accumulators (or on runs of
 // pixels when a row does not fit the 16 KiB buffer); a plain f32
 // convolution has the kernels write dst directly, and so do the fused
