@@ -1439,7 +1439,8 @@ TEST_CASE("conv bf16 depthwise: pair-dot kernels give the FMA kernels' bytes on 
 }
 
 // Depthwise layers with small maps and many channels, where 2..4 threads
-// split the channels into narrower blocks than one thread (conv_dw.cpp,
+// (and a caller pool of 300 workers) split the channels into narrower
+// blocks than one thread (conv_dw.cpp,
 // choose_split: multiples of 32 channels, of 64 for the int8 byte-dot
 // kernels): the same bytes for 1, 2, 3 and 4 threads, for f32 (written
 // directly and through the chain), bf16 with and without the pair-dot
@@ -1484,14 +1485,21 @@ TEST_CASE("conv depthwise: the same bytes for 1 to 4 threads, every kernel kind"
             anvil::conv::set_dw_byte_dot_override(variant == 5 ? 1 : 0);
             conv_problem P;
             build_problem(q, seed++, P);
-            std::vector<uint8_t> out[4];
+            std::vector<uint8_t> out[5];
             for (int t = 0; t < 4; ++t) {
                 REQUIRE(anvil_set_num_threads(t + 1) == anvil_success);
                 out[t] = exec_fresh_handle(P);
             }
             anvil_set_num_threads(initial);
-            for (int t = 1; t < 4; ++t) {
-                INFO("threads ", t + 1, special ? " (kernels forced on)" : "");
+            // A caller pool that says it runs 300 workers (two threads do):
+            // more workers than items, and the split search's item cap.
+            tu::std_thread_pool pool;
+            REQUIRE(anvil_set_threadpool(&tu::std_thread_pool::parallel_for, &pool, 300) == anvil_success);
+            out[4] = exec_fresh_handle(P);
+            REQUIRE(anvil_set_threadpool(nullptr, nullptr, 1) == anvil_success);
+            for (int t = 1; t < 5; ++t) {
+                const std::string who = t < 4 ? "threads " + std::to_string(t + 1) : "a pool of 300 workers";
+                INFO(who, (special ? " (kernels forced on)" : ""));
                 CHECK(out[0] == out[t]);
             }
             ++compared;

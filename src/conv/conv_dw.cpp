@@ -34,6 +34,9 @@ constexpr int64_t kDwGroupMaxOW = 1 << 20;
 // (more are balanced to within a few per cent anyway).
 constexpr int64_t kDwCallCost = 256;
 constexpr int64_t kDwSearchItemsPerThread = 32;
+// ... and at most this many items in all (a caller pool of hundreds of
+// threads would otherwise make the first call walk millions of items).
+constexpr int64_t kDwSearchMaxItems = 4096;
 
 struct dw_ctx {
     const conv_plan *p;
@@ -166,7 +169,8 @@ dw_split choose_split(const conv_geom &g, int nthreads, bool writes_dst, int64_t
         for (int64_t gr = max_group_rows(g, cb, writes_dst); gr >= 1; --gr) {
             const dw_split s{gr, cb};
             const int64_t items = g.N * ceil_div(g.OH, gr) * blocks;
-            if (items > kDwSearchItemsPerThread * nthreads) break;  // fewer rows: more items
+            if (items > std::min(kDwSearchItemsPerThread * nthreads, kDwSearchMaxItems))
+                break;  // fewer rows: more items
             const int64_t nw = std::min<int64_t>(items, nthreads);
             first.assign(size_t(nw + 1), 0);
             auto cost = [&](int64_t it) { return item_cost(g, s, it); };
