@@ -1198,14 +1198,15 @@ TEST_CASE("conv: bitwise identical for 1 and 2 threads, a caller pool, both layo
         std::vector<uint8_t> out[4];
         for (int t = 0; t < 4; ++t) {
             if (t < 2) REQUIRE(anvil_set_num_threads(t + 1) == anvil_success);
-            else if (t == 2)
-                REQUIRE(anvil_set_threadpool(&tu::std_thread_pool::parallel_for, &pool, 3) == anvil_success);
+            else  // a caller's pool of 3 threads that reports 3, then (t == 3) 300 workers
+                REQUIRE(anvil_set_threadpool(&tu::std_thread_pool::parallel_for, &pool, t == 2 ? 3 : 300) ==
+                        anvil_success);
             anvil_conv2d_t h = nullptr;
             REQUIRE(anvil_conv2d_create(&h, &P.d) == anvil_success);
             size_t bytes = 0;
             REQUIRE(anvil_conv2d_packed_weights_size(h, &bytes) == anvil_success);
             std::vector<uint32_t> packed(bytes / 4 + 1);
-            // t == 3: the other layout (same pool as t == 2).
+            // t == 3: the other layout too.
             std::vector<uint8_t> w(P.wei.p, P.wei.p + P.wei.bytes);
             anvil_conv_weights_layout_t l = anvil_conv_weights_oihw;
             if (t == 3) {
