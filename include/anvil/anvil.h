@@ -448,6 +448,9 @@ ANVIL_API anvil_status_t anvil_matmul_pack_weights(anvil_matmul_t matmul,
                                                    const void *B, void *packed);
 /* C = chain(A x packed B).  binary_srcs[t] is the operand of the t-th binary
  * post-op (in the order of the binary post-ops; NULL when there are none).
+ * An M x N operand may be C itself (same memory, type and ld: an in-place
+ * residual, each element read before it is written); other overlaps of an
+ * operand with C are undefined.
  * Safe to call from many threads at once with different A/C. */
 ANVIL_API anvil_status_t anvil_matmul_execute(anvil_matmul_t matmul,
                                               const void *A,
@@ -531,7 +534,9 @@ ANVIL_API anvil_status_t anvil_conv2d_pack_weights(anvil_conv2d_t conv,
                                                    anvil_conv_weights_layout_t layout,
                                                    void *packed);
 /* dst = chain(conv(src, packed)).  bias: NULL or OC fp32 values.
- * binary_srcs[t]: operand of the t-th binary post-op (NULL when none).
+ * binary_srcs[t]: operand of the t-th binary post-op (NULL when none); a
+ * dst-shaped operand may be dst itself (same memory, type and ld: an
+ * in-place residual); other overlaps with dst are undefined.
  * Safe to call from many threads at once with different src/dst. */
 ANVIL_API anvil_status_t anvil_conv2d_execute(anvil_conv2d_t conv,
                                               const void *src,

@@ -64,6 +64,25 @@ anvil_status_t run_gemm(const gemm::backend **be, const gemm::sgemm_problem &p) 
     return st;
 }
 
+
+// Whether a binary operand's bytes overlap C's: an in-place residual (the
+// operand is C itself) must be read before the product overwrites C.
+bool operand_overlaps_c(const lowp::chain_spec &chain, const f32_matmul_call &call) {
+    if (!call.srcs) return false;
+    const int64_t c_elem = chain.out == lowp::out_type::f32 ? 4 : 2;
+    const auto c_lo = reinterpret_cast<uintptr_t>(call.C);
+    const uintptr_t c_hi = c_lo + uintptr_t(((call.M - 1) * call.ldc + call.N) * c_elem);
+    for (size_t t = 0; t < chain.ops.size(); ++t) {
+        const lowp::post_op &o = chain.ops[t];
+        if (!o.takes_operand() || !call.srcs[t]) continue;
+        const int64_t elem = o.src_bf16 ? 2 : 4;
+        const auto lo = reinterpret_cast<uintptr_t>(call.srcs[t]);
+        const uintptr_t hi = lo + uintptr_t((o.per_n ? call.N : (call.M - 1) * o.ld + call.N) * elem);
+        if (lo < c_hi && c_lo < hi) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 anvil_status_t f32_matmul_panel_bytes(const gemm::backend &be, int64_t K, int64_t N,
@@ -99,9 +118,10 @@ anvil_status_t f32_matmul_run(const gemm::backend **be, const lowp::chain_spec &
     p.packed_b = call.panels;
     lowp::chain_epilogue epi(chain, call.C, call.ldc, call.srcs);
     // The product goes straight into an f32 C, the chain running on it in
-    // place -- unless a sum op needs C's old values, which the product
-    // (and its K blocks' partial sums) would overwrite first.
-    if (chain.out == lowp::out_type::f32 && !lowp::has_sum(chain)) {
+    // place -- unless a sum op or a binary operand that is (or overlaps) C
+    // needs C's old values, which the product (and its K blocks' partial
+    // sums) would overwrite first.
+    if (chain.out == lowp::out_type::f32 && !lowp::has_sum(chain) && !operand_overlaps_c(chain, call)) {
         p.M = call.M;
         p.A = call.A;
         p.C = static_cast<float *>(call.C);
