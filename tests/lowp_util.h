@@ -22,6 +22,26 @@
 
 namespace lt {
 
+// A matmul handle made from d with B packed into its own buffer (create,
+// size query, pack: each REQUIREd); destroyed with the object.
+struct packed_matmul {
+    anvil_matmul_t h = nullptr;
+    std::vector<uint32_t> packed;
+    packed_matmul(const anvil_matmul_desc_t &d, const void *B) {
+        REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
+        size_t bytes = 0;
+        REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
+        packed.assign(bytes / 4 + 1, 0);
+        REQUIRE(anvil_matmul_pack_weights(h, B, packed.data()) == anvil_success);
+    }
+    ~packed_matmul() { anvil_matmul_destroy(h); }
+    packed_matmul(const packed_matmul &) = delete;
+    packed_matmul &operator=(const packed_matmul &) = delete;
+    anvil_status_t execute(const void *A, void *C, const void *const *binary_srcs = nullptr) const {
+        return anvil_matmul_execute(h, A, packed.data(), C, binary_srcs);
+    }
+};
+
 // A bf16 x bf16 matmul descriptor: A, B 'N', dense leading dims, output c_dt.
 inline anvil_matmul_desc_t bf16_matmul_desc(int64_t M, int64_t N, int64_t K, anvil_data_type_t c_dt) {
     anvil_matmul_desc_t d{};

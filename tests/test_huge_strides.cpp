@@ -104,21 +104,6 @@ uint16_t gen_bf16(tu::rng &r) { return lt::bf16_small_int(r); }
 uint8_t gen_u8(tu::rng &r) { return uint8_t(r.ival(0, 255)); }
 int8_t gen_s8(tu::rng &r) { return int8_t(r.ival(-128, 127)); }
 
-// A matmul handle made, its weights packed and executed once.
-anvil_status_t matmul_once(const anvil_matmul_desc_t &d, const void *A, const void *B, void *C,
-                           const void *const *binary_srcs = nullptr) {
-    anvil_matmul_t h = nullptr;
-    anvil_status_t st = anvil_matmul_create(&h, &d);
-    if (st != anvil_success) return st;
-    size_t bytes = 0;
-    REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
-    std::vector<uint32_t> packed(bytes / 4 + 1);
-    REQUIRE(anvil_matmul_pack_weights(h, B, packed.data()) == anvil_success);
-    st = anvil_matmul_execute(h, A, packed.data(), C, binary_srcs);
-    anvil_matmul_destroy(h);
-    return st;
-}
-
 anvil_matmul_desc_t matmul_desc(anvil_data_type_t adt, anvil_data_type_t bdt, anvil_data_type_t cdt, char ta,
                                 char tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
     anvil_matmul_desc_t d{};
@@ -262,16 +247,17 @@ TEST_CASE("huge leading dimensions: planned sgemm and the matmul handle, 64-bit 
         check_huge_ld<uint8_t, int8_t, int32_t>(
             which, ta, tb, M, N, K, 1.0f, 0.0f, seed++,
             [&](const uint8_t *A, int64_t lda, const int8_t *B, int64_t ldb, int32_t *C, int64_t ldc) {
-                return matmul_once(
-                    matmul_desc(anvil_dt_u8, anvil_dt_s8, anvil_dt_s32, ta, tb, M, N, K, lda, ldb, ldc), A, B, C);
+                return lt::packed_matmul(
+                           matmul_desc(anvil_dt_u8, anvil_dt_s8, anvil_dt_s32, ta, tb, M, N, K, lda, ldb, ldc), B)
+                    .execute(A, C);
             },
             val_u8, val_s8, gen_u8, gen_s8);
         check_huge_ld<uint16_t, uint16_t, float>(
             which, ta, tb, M, N, K, 1.0f, 0.0f, seed++,
             [&](const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb, float *C, int64_t ldc) {
-                return matmul_once(
-                    matmul_desc(anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32, ta, tb, M, N, K, lda, ldb, ldc), A,
-                    B, C);
+                return lt::packed_matmul(
+                           matmul_desc(anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32, ta, tb, M, N, K, lda, ldb, ldc), B)
+                    .execute(A, C);
             },
             val_bf16, val_bf16, gen_bf16, gen_bf16);
     });
@@ -449,7 +435,7 @@ TEST_CASE("huge leading dimension of a binary post-op operand (matmul handle)") 
             d.post_ops = &add;
             std::vector<float> C(size_t(M * N));
             const void *bins[1] = {rp};
-            REQUIRE(matmul_once(d, A.data(), B.data(), C.data(), bins) == anvil_success);
+            REQUIRE(lt::packed_matmul(d, B.data()).execute(A.data(), C.data(), bins) == anvil_success);
             int bad = 0;
             for (int64_t i = 0; i < M; ++i)
                 for (int64_t j = 0; j < N; ++j) {

@@ -108,15 +108,8 @@ TEST_CASE("matmul: a binary operand that is C itself (in-place residual add / mu
                     for (int64_t i = 0; i < sh.K * sh.N; ++i) put(B, tc.b, size_t(i), wei_val(i));
                     for (int64_t i = 0; i < sh.M * sh.ldc; ++i) put(C, c_dt, size_t(i), int(i % 5) - 2);
                     const std::vector<uint8_t> C0 = C;
-                    anvil_matmul_t h = nullptr;
-                    REQUIRE(anvil_matmul_create(&h, &d) == anvil_success);
-                    size_t bytes = 0;
-                    REQUIRE(anvil_matmul_packed_weights_size(h, &bytes) == anvil_success);
-                    std::vector<uint32_t> packed(bytes / 4 + 1);
-                    REQUIRE(anvil_matmul_pack_weights(h, B.data(), packed.data()) == anvil_success);
                     const void *bins[1] = {C.data()};
-                    REQUIRE(anvil_matmul_execute(h, A.data(), packed.data(), C.data(), bins) == anvil_success);
-                    anvil_matmul_destroy(h);
+                    REQUIRE(lt::packed_matmul(d, B.data()).execute(A.data(), C.data(), bins) == anvil_success);
                     int bad = 0;
                     for (int64_t i = 0; i < sh.M; ++i)
                         for (int64_t j = 0; j < sh.ldc; ++j) {
