@@ -34,7 +34,10 @@
 //  - beta == 0 never reads C: C starts as NaN there;
 //  - C's leading-dimension gaps are never written;
 //  - packed matmul / conv weights are the same bytes under either cap
-//    (anvil.h: "The bytes do not depend on the CPU or the ISA cap").
+//    (anvil.h: "The bytes do not depend on the CPU or the ISA cap");
+//  - matmul with flags & 2: an M x N binary operand of C's type and
+//    leading dimension is C itself in the fast run (an in-place residual,
+//    anvil.h) and a separate copy of C's initial values in the scalar run.
 // A mismatch aborts with the decoded problem.
 #include <algorithm>
 #include <cmath>
@@ -601,6 +604,23 @@ void fuzz_matmul(fz::reader &r) {
     const std::vector<uint8_t> A = fill(ty.a, s.a_elems(), g), B = fill(ty.b, s.b_elems(), g);
     std::vector<uint8_t> C0 = fill(ty.c, s.c_elems(), g);
     const void *const *srcs = ch.srcs.empty() ? nullptr : ch.srcs.data();
+    // flags & 2: an in-place residual -- the first M x N binary operand of
+    // C's type and leading dimension becomes C itself in the fast run; the
+    // scalar run keeps a separate copy of C's initial values as the
+    // operand, so it is the out-of-place reference.
+    int in_place = -1;
+    if (flags & 2)
+        for (size_t t = 0, b = 0; t < ch.ops.size() && in_place < 0; ++t) {
+            const anvil_post_op_t &op = ch.ops[t];
+            if (op.kind != anvil_post_op_binary) continue;
+            if (!op.per_n && op.ld == s.ldc && op.src_dt == ty.c && ch.operands[b].size() == C0.size()) {
+                in_place = int(b);
+                ch.operands[b] = C0;
+                ch.srcs[b] = ch.operands[b].data();
+                g_ctx += fmt(" in-place(binary %d)", int(b));
+            }
+            ++b;
+        }
 
     std::vector<uint8_t> packed_f, packed_s, Cf, Cs;
     auto pack = [&](std::vector<uint8_t> &packed) {
@@ -613,13 +633,16 @@ void fuzz_matmul(fz::reader &r) {
                   "anvil_matmul_pack_weights");
         expect_ok(anvil_matmul_destroy(mm), "anvil_matmul_destroy");
     };
-    auto exec = [&](const std::vector<uint8_t> &packed, std::vector<uint8_t> &C) {
+    auto exec = [&](const std::vector<uint8_t> &packed, std::vector<uint8_t> &C, bool operand_is_c) {
         anvil_matmul_t mm = nullptr;
         expect_ok(anvil_matmul_create(&mm, &d), "anvil_matmul_create");
         C = C0;
         const uint8_t *p = packed.data() + (64 - reinterpret_cast<uintptr_t>(packed.data()) % 64) % 64;
         std::vector<uint8_t> pk(p, p + (packed.size() - 64));  // an exactly sized copy (ASan)
-        expect_ok(anvil_matmul_execute(mm, A.data(), pk.data(), C.data(), srcs), "anvil_matmul_execute");
+        std::vector<const void *> run_srcs(ch.srcs);
+        if (operand_is_c) run_srcs[size_t(in_place)] = C.data();
+        expect_ok(anvil_matmul_execute(mm, A.data(), pk.data(), C.data(), run_srcs.empty() ? srcs : run_srcs.data()),
+                  "anvil_matmul_execute");
         expect_ok(anvil_matmul_destroy(mm), "anvil_matmul_destroy");
     };
     under(tier, threads, [&] { pack(packed_f); });
@@ -631,8 +654,8 @@ void fuzz_matmul(fz::reader &r) {
             fail("matmul packed weights differ between the fast and the scalar cap");
     }
     // flags & 1: the fast run uses the weights packed under the scalar cap.
-    under(tier, threads, [&] { exec((flags & 1) ? packed_s : packed_f, Cf); });
-    under(anvil_isa_scalar, 1, [&] { exec(packed_s, Cs); });
+    under(tier, threads, [&] { exec((flags & 1) ? packed_s : packed_f, Cf, in_place >= 0); });
+    under(anvil_isa_scalar, 1, [&] { exec(packed_s, Cs, false); });
     compare_out("matmul", ty.c, s.M, s.N, s.ldc, Cf, Cs, C0);
 }
 

@@ -414,6 +414,12 @@ def jit_seeds():
                                          chain=jchain(('sum', 1, 1), ('relu',)))
     s['matmul_f32_f32_sum'] = jmatmul(SUP[12], M=13, N=40, K=69, quant=4,
                                       chain=jchain(('gelu_tanh',), ('sum', 3, 2)))
+    # flags & 2: the first binary operand of C's type and ld is C itself in
+    # the fast run (an in-place residual), a copy of C0 in the scalar one.
+    s['matmul_bf16_f32_inplace_add'] = jmatmul(SUP[0], M=13, N=40, K=69, flags=2, quant=4,
+                                               chain=jchain(('bin', 0, 0, 0, 0), ('relu',)))
+    s['matmul_bf16_inplace_mul'] = jmatmul(SUP[1], tb=1, M=21, N=33, K=40, flags=2, quant=2,
+                                           chain=jchain(('gelu_tanh',), ('bin', 1, 0, 1, 0)))
     s['conv_f32_3x3_sum'] = jconv(SUP[12], kb=kbyte(3, 3), pb=pbyte(1, 1, 1, 1), quant=4,
                                   chain=jchain(('sum', 0, 0), ('relu',)))
     s['conv_u8_depthwise_sum'] = jconv(SUP[5], gsel=3 | (15 << 2), kb=kbyte(3, 3),
