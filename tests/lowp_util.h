@@ -22,6 +22,25 @@
 
 namespace lt {
 
+// A matmul descriptor without attributes.
+inline anvil_matmul_desc_t matmul_desc(anvil_data_type_t adt, anvil_data_type_t bdt, anvil_data_type_t cdt,
+                                       char ta, char tb, int64_t M, int64_t N, int64_t K, int64_t lda,
+                                       int64_t ldb, int64_t ldc) {
+    anvil_matmul_desc_t d{};
+    d.a_dt = adt;
+    d.b_dt = bdt;
+    d.c_dt = cdt;
+    d.transa = ta;
+    d.transb = tb;
+    d.M = M;
+    d.N = N;
+    d.K = K;
+    d.lda = lda;
+    d.ldb = ldb;
+    d.ldc = ldc;
+    return d;
+}
+
 // A matmul handle made from d with B packed into its own buffer (create,
 // size query, pack: each REQUIREd); destroyed with the object.
 struct packed_matmul {

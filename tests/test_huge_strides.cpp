@@ -104,23 +104,6 @@ uint16_t gen_bf16(tu::rng &r) { return lt::bf16_small_int(r); }
 uint8_t gen_u8(tu::rng &r) { return uint8_t(r.ival(0, 255)); }
 int8_t gen_s8(tu::rng &r) { return int8_t(r.ival(-128, 127)); }
 
-anvil_matmul_desc_t matmul_desc(anvil_data_type_t adt, anvil_data_type_t bdt, anvil_data_type_t cdt, char ta,
-                                char tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
-    anvil_matmul_desc_t d{};
-    d.a_dt = adt;
-    d.b_dt = bdt;
-    d.c_dt = cdt;
-    d.transa = ta;
-    d.transb = tb;
-    d.M = M;
-    d.N = N;
-    d.K = K;
-    d.lda = lda;
-    d.ldb = ldb;
-    d.ldc = ldc;
-    return d;
-}
-
 // One GEMM problem C (M x N) = alpha op(A) op(B) + beta C with op(A) M x K
 // and op(B) K x N stored as the transposes say; exactly one of A, B, C
 // ("which") lives in a sparse mapping with a huge leading dimension, the
@@ -247,17 +230,17 @@ TEST_CASE("huge leading dimensions: planned sgemm and the matmul handle, 64-bit 
         check_huge_ld<uint8_t, int8_t, int32_t>(
             which, ta, tb, M, N, K, 1.0f, 0.0f, seed++,
             [&](const uint8_t *A, int64_t lda, const int8_t *B, int64_t ldb, int32_t *C, int64_t ldc) {
-                return lt::packed_matmul(
-                           matmul_desc(anvil_dt_u8, anvil_dt_s8, anvil_dt_s32, ta, tb, M, N, K, lda, ldb, ldc), B)
-                    .execute(A, C);
+                const anvil_matmul_desc_t d =
+                    lt::matmul_desc(anvil_dt_u8, anvil_dt_s8, anvil_dt_s32, ta, tb, M, N, K, lda, ldb, ldc);
+                return lt::packed_matmul(d, B).execute(A, C);
             },
             val_u8, val_s8, gen_u8, gen_s8);
         check_huge_ld<uint16_t, uint16_t, float>(
             which, ta, tb, M, N, K, 1.0f, 0.0f, seed++,
             [&](const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb, float *C, int64_t ldc) {
-                return lt::packed_matmul(
-                           matmul_desc(anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32, ta, tb, M, N, K, lda, ldb, ldc), B)
-                    .execute(A, C);
+                const anvil_matmul_desc_t d =
+                    lt::matmul_desc(anvil_dt_bf16, anvil_dt_bf16, anvil_dt_f32, ta, tb, M, N, K, lda, ldb, ldc);
+                return lt::packed_matmul(d, B).execute(A, C);
             },
             val_bf16, val_bf16, gen_bf16, gen_bf16);
     });
@@ -429,8 +412,9 @@ TEST_CASE("huge leading dimension of a binary post-op operand (matmul handle)") 
                 }
             }
             const anvil_post_op_t add = lt::binary(anvil_binary_add, false, rdt, ld);
-            anvil_matmul_desc_t d = matmul_desc(type ? anvil_dt_bf16 : anvil_dt_u8, type ? anvil_dt_bf16 : anvil_dt_s8,
-                                                anvil_dt_f32, 'N', 'N', M, N, K, K, N, N);
+            anvil_matmul_desc_t d = lt::matmul_desc(type ? anvil_dt_bf16 : anvil_dt_u8,
+                                                    type ? anvil_dt_bf16 : anvil_dt_s8, anvil_dt_f32, 'N', 'N', M,
+                                                    N, K, K, N, N);
             d.num_post_ops = 1;
             d.post_ops = &add;
             std::vector<float> C(size_t(M * N));

@@ -89,17 +89,8 @@ TEST_CASE("matmul: a binary operand that is C itself (in-place residual add / mu
                     op.alg = alg;
                     op.src_dt = c_dt;
                     op.ld = sh.ldc;
-                    anvil_matmul_desc_t d{};
-                    d.a_dt = tc.a;
-                    d.b_dt = tc.b;
-                    d.c_dt = c_dt;
-                    d.transa = d.transb = 'N';
-                    d.M = sh.M;
-                    d.N = sh.N;
-                    d.K = sh.K;
-                    d.lda = sh.K;
-                    d.ldb = sh.N;
-                    d.ldc = sh.ldc;
+                    anvil_matmul_desc_t d =
+                        lt::matmul_desc(tc.a, tc.b, c_dt, 'N', 'N', sh.M, sh.N, sh.K, sh.K, sh.N, sh.ldc);
                     d.num_post_ops = 1;
                     d.post_ops = &op;
                     std::vector<uint8_t> A(size_t(sh.M * sh.K) * elem_size(tc.a)),
@@ -146,19 +137,8 @@ TEST_CASE("conv2d: a binary operand that is dst itself (in-place residual add)")
                 if (tc.a == anvil_dt_f32 && dst_dt == anvil_dt_bf16) continue;  // f32 conv: f32 out
                 INFO(std::string(tc.name), " -> ", dst_dt == anvil_dt_f32 ? "f32" : "bf16", " ic ", sh.IC, " oc ",
                      sh.OC, " g ", sh.G, " k ", sh.K, " s ", sh.S, " h ", sh.H);
-                anvil_conv2d_desc_t d{};
-                d.src_dt = tc.a;
-                d.wei_dt = tc.b;
-                d.dst_dt = dst_dt;
-                d.N = 1;
-                d.G = sh.G;
-                d.IC = sh.IC;
-                d.OC = sh.OC;
-                d.IH = d.IW = sh.H;
-                d.KH = d.KW = sh.K;
-                d.SH = d.SW = sh.S;
-                d.pad_t = d.pad_l = d.pad_b = d.pad_r = sh.K / 2;
-                d.OH = d.OW = (sh.H + 2 * (sh.K / 2) - sh.K) / sh.S + 1;
+                anvil_conv2d_desc_t d =
+                    tu::square_conv_desc(tc.a, tc.b, dst_dt, 1, sh.G, sh.IC, sh.OC, sh.H, sh.K, sh.S);
                 anvil_post_op_t add{};
                 add.kind = anvil_post_op_binary;
                 add.alg = anvil_binary_add;

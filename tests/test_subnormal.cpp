@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "anvil/anvil.h"
+#include "lowp_util.h"
 #include "test_util.h"
 
 namespace {
@@ -76,16 +77,8 @@ TEST_CASE("subnormal fp32 data: sgemm, the planned GEMM and the f32 matmul are e
                 add.alg = anvil_binary_add;
                 add.src_dt = anvil_dt_f32;
                 add.ld = N;
-                anvil_matmul_desc_t d{};
-                d.a_dt = d.b_dt = d.c_dt = anvil_dt_f32;
-                d.transa = ta;
-                d.transb = tb;
-                d.M = M;
-                d.N = N;
-                d.K = K;
-                d.lda = lda;
-                d.ldb = ldb;
-                d.ldc = N;
+                anvil_matmul_desc_t d =
+                    lt::matmul_desc(anvil_dt_f32, anvil_dt_f32, anvil_dt_f32, ta, tb, M, N, K, lda, ldb, N);
                 d.num_post_ops = 1;
                 d.post_ops = &add;
                 anvil_matmul_t h = nullptr;
@@ -111,17 +104,8 @@ TEST_CASE("subnormal fp32 data: convolution is exact, never flushed") {
                             {32, 32, 32, 3, 2, 10}};
     for (const shape &sh : shapes) {
         INFO("ic ", sh.IC, " oc ", sh.OC, " g ", sh.G, " k ", sh.K, " s ", sh.S, " h ", sh.H);
-        anvil_conv2d_desc_t d{};
-        d.src_dt = d.wei_dt = d.dst_dt = anvil_dt_f32;
-        d.N = 2;
-        d.G = sh.G;
-        d.IC = sh.IC;
-        d.OC = sh.OC;
-        d.IH = d.IW = sh.H;
-        d.KH = d.KW = sh.K;
-        d.SH = d.SW = sh.S;
-        d.pad_t = d.pad_l = d.pad_b = d.pad_r = sh.K / 2;
-        d.OH = d.OW = (sh.H + 2 * (sh.K / 2) - sh.K) / sh.S + 1;
+        const anvil_conv2d_desc_t d = tu::square_conv_desc(anvil_dt_f32, anvil_dt_f32, anvil_dt_f32, 2, sh.G, sh.IC,
+                                                           sh.OC, sh.H, sh.K, sh.S);
         const int64_t icg = d.IC / d.G, ocg = d.OC / d.G;
         std::vector<float> src(size_t(d.N * d.IH * d.IW * d.IC)), wei(size_t(d.OC * icg * d.KH * d.KW)),
             bias(size_t(d.OC)), dst(size_t(d.N * d.OH * d.OW * d.OC), 1.0f);

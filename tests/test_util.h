@@ -433,6 +433,26 @@ inline anvil_isa_t initial_isa_cap() {
     if (const char *v = std::getenv("ANVIL_MAX_ISA")) anvil::cpu::parse_isa_name(v, &cap);
     return cap;
 }
+// A square convolution (H x H source, K x K kernel, stride S on both axes)
+// padded by K / 2 on every side, OH = OW derived; no attributes.
+inline anvil_conv2d_desc_t square_conv_desc(anvil_data_type_t src, anvil_data_type_t wei, anvil_data_type_t dst,
+                                            int64_t N, int64_t G, int64_t IC, int64_t OC, int64_t H, int64_t K,
+                                            int64_t S) {
+    anvil_conv2d_desc_t d{};
+    d.src_dt = src;
+    d.wei_dt = wei;
+    d.dst_dt = dst;
+    d.N = N;
+    d.G = G;
+    d.IC = IC;
+    d.OC = OC;
+    d.IH = d.IW = H;
+    d.KH = d.KW = K;
+    d.SH = d.SW = S;
+    d.pad_t = d.pad_l = d.pad_b = d.pad_r = K / 2;
+    d.OH = d.OW = (H + 2 * (K / 2) - K) / S + 1;
+    return d;
+}
 inline bool backend_is_jit() { return backend_name().rfind("jit", 0) == 0; }
 
 // A tiny caller thread pool for anvil_set_threadpool: each parallel-for

@@ -64,7 +64,6 @@ anvil_status_t run_gemm(const gemm::backend **be, const gemm::sgemm_problem &p) 
     return st;
 }
 
-
 // Whether a binary operand's bytes overlap C's: an in-place residual (the
 // operand is C itself) must be read before the product overwrites C.
 bool operand_overlaps_c(const lowp::chain_spec &chain, const f32_matmul_call &call) {
