@@ -51,7 +51,8 @@ void jit_lp_generator::generate(int max_rows, bool k_segments) {
         jnz(tile_loop, T_NEAR);
     }
     if (k_segments_) add(rsp, 8);
-    if (d_.nt_store) sfence();  // the non-temporal stores are visible before the caller's next store
+    // No sfence after non-temporal stores: the driver fences once per
+    // thread (cpu::store_fence).
     postamble();
 }
 

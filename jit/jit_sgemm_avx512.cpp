@@ -47,7 +47,8 @@ jit_sgemm_avx512::jit_sgemm_avx512(const gemm::ukernel_desc &d)
         tile_loop();
     else
         emit_tile();
-    if (nt_store_) sfence();  // the non-temporal stores are visible before the caller's next store
+    // No sfence after non-temporal stores: the driver fences once per
+    // thread (cpu::store_fence).
     postamble();
 }
 

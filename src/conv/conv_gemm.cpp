@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cpu/isa.h"
+#include "cpu/store_fence.h"
 #include "fallback/hwy_expand.h"
 #include "lowp/bf16_convert.h"
 #include "lowp/fused_chain.h"
@@ -974,6 +975,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                         (epi_out == lowp::EPI_F32 || epi_out == lowp::EPI_BF16) &&
                         g.N * g.OH * g.OW * g.OC * lowp::out_type_bytes(chain.out) >=
                             cpu::info().caches.l3 / 4;
+        k->nt_stores = nt;
         for (int bias = 0; bias < 2; ++bias)
             for (int acc = 0; acc < 2; ++acc)
                 for (int m = 1; m <= k->mr; ++m)
@@ -1039,6 +1041,7 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                 }
         return anvil_success;
     };
+    k->nt_stores = nt;
     const anvil_status_t st = make_plain(nt);
     if (st != anvil_success || !fusable) return st;
     for (int bias = 0; bias < 2; ++bias)
@@ -1223,6 +1226,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
         const int64_t i0 = split_point(c, items, nw, w, total_work);
         const int64_t i1 = split_point(c, items, nw, w + 1, total_work);
         for (int64_t it = i0; it < i1; ++it) run_item(c, it, slot, slot + acc_bytes);
+        if (k.nt_stores) cpu::store_fence();  // before this share counts as done
         if (k.tile_backend) k.tile_backend->release_thread();  // leaving anvil's work
     };
     if (nw <= 1)

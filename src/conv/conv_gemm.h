@@ -39,6 +39,9 @@ struct conv_gemm_kernels {
     // [bias given][m][n]; f32_epi says whether they are there.
     bool f32_epi = false;
     gemm::ukernel_fn f32_fused[2][kConvMaxMR + 1][kConvNR + 1] = {};
+    // Some kernels store non-temporally: each worker runs cpu::store_fence()
+    // after its last call.
+    bool nt_stores = false;
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::string backend_name;
 };

@@ -141,9 +141,10 @@ constexpr uint8_t kUkFlagRowTiles = 2;
 // ukernel_desc.flags: add args.bias (the fused epilogue; same conditions).
 constexpr uint8_t kUkFlagBias = 4;
 // ukernel_desc.flags (beta = 0 only; same conditions): whole 16-column
-// stores to C bypass the caches (non-temporal, then a store fence before
-// the kernel returns) when C and ldc are 64-byte aligned, checked at each
-// call; otherwise ordinary stores.  The same values -- for an output much
+// stores to C bypass the caches (non-temporal, with no store fence: the
+// caller runs cpu::store_fence() before its thread's work counts as done)
+// when C and ldc are 64-byte aligned, checked at each call; otherwise
+// ordinary stores.  The same values -- for an output much
 // larger than the cache, whose lines a write-allocate would first read
 // from memory and which its reader would not find in the cache anyway.
 constexpr uint8_t kUkFlagNtStore = 8;

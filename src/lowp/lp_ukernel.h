@@ -190,9 +190,9 @@ struct lp_ukernel_desc {
     uint8_t a_f32 : 1;       // bf16: A arrives widened to fp32 (see above)
     // Fused epilogues of backends with supports_nt_store() only: a tile with
     // every column there, 32 of them, stores its f32 or bf16 rows around the
-    // caches (non-temporal, then a store fence before the kernel returns)
-    // when dst and dst_ld are 64-byte aligned, checked per tile; otherwise
-    // as usual.  The same values (see gemm::kUkFlagNtStore).
+    // caches (non-temporal, with no store fence: the caller runs
+    // cpu::store_fence() before its thread's work counts as done) when dst
+    // and dst_ld are 64-byte aligned, checked per tile; otherwise as usual.  The same values (see gemm::kUkFlagNtStore).
     uint8_t nt_store : 1;
     uint8_t unused_bits : 5; // zero
     uint8_t epi_out;     // EPI_*: fused epilogue output type (0: none)
