@@ -33,7 +33,7 @@ public:
             desc.accumulate > 1 || (desc.kind != lp_kind::bf16 && desc.kind != lp_kind::u8s8))
             return anvil_invalid_argument;
         // The epilogue runs after the tile store; tiles read bf16 A as is.
-        if (desc.epi_out != EPI_NONE || desc.a_f32) return anvil_unsupported;
+        if (desc.epi_out != EPI_NONE || desc.a_f32 || desc.k_tail) return anvil_unsupported;
         cache::kernel_ptr k;
         const anvil_status_t st = jit::get_amx_lp_kernel(
             jit::make_amx_lp_desc(desc.kind, desc.m, desc.nv, desc.accumulate != 0), &k);

@@ -16,7 +16,8 @@ std::string jit_lp_avx512::kernel_name(const lowp::lp_ukernel_desc &d) {
     std::string name = std::string("lp_avx512_") +
                        (d.kind == lp_kind::bf16 ? (d.a_f32 ? "bf16_f32a" : "bf16") : "u8s8") +
                        "_m" + std::to_string(d.m) + "_nv" + std::to_string(d.nv) + "_acc" +
-                       std::to_string(d.accumulate);
+                       std::to_string(d.accumulate) +
+                       (d.k_tail ? "_ktail" : "");
     const int add = d.epi_ops & lowp::EPI_ADD_MASK;
     const bool mul = (d.epi_ops & lowp::EPI_BIN_MUL) != 0;
     const std::string add_name = add == lowp::EPI_ADD_F32    ? (mul ? "_mulf32" : "_addf32")
@@ -44,6 +45,12 @@ jit_lp_avx512::jit_lp_avx512(const lowp::lp_ukernel_desc &d) : jit_lp_generator(
     if (d_.epi_out != lowp::EPI_NONE) {
         emit_store_constants(*this, consts_);  // after the return
         if (elt_op()) emit_eltwise_constants(*this, elt_consts_);
+    }
+    if (d_.k_tail && !d_.a_f32) {
+        ud2();  // never reached
+        align(64);
+        L(tail_mask_);
+        dd(0xFFFFu);  // element 0's word
     }
 }
 
@@ -133,6 +140,35 @@ void jit_lp_avx512::k_group_widened(int u) {
     for (int i = 0; i < rows_; ++i) {
         for (int j = 0; j < d_.nv; ++j) vfmadd231ps(acc(i, j), b_hi(j), ptr_b[a_at(i, u) + 4]);
         for (int j = 0; j < d_.nv; ++j) vfmadd231ps(acc(i, j), b_lo(j), ptr_b[a_at(i, u)]);
+    }
+}
+
+// The last k-group of a segment with desc.k_tail (bf16): as k_group on the
+// A dword with element 1 zeroed (vpandd), so that whatever the caller's A
+// holds there -- the next pixel's first channel, maybe a NaN -- only 0
+// meets the zero weight, exactly as if A held 0.  Widened A: vdpbf16ps
+// on a dword whose element 1 is 0 adds 0 * B_1 = +0 (B_1 being the zero
+// padding) before A_0 * B_0; the FMAs do the same with an explicit +0 and
+// never read A_1.
+void jit_lp_avx512::k_group_tail(int u) {
+    prefetch_b(u);
+    if (d_.a_f32) {
+        for (int j = 0; j < d_.nv; ++j) {
+            vmovups(b_lo(j), ptr[b_at(u, j * kVecBytes)]);
+            vpslld(b_lo(j), b_lo(j), 16);
+            vpxord(b_hi(j), b_hi(j), b_hi(j));
+        }
+        for (int i = 0; i < rows_; ++i) {
+            for (int j = 0; j < d_.nv; ++j) vaddps(acc(i, j), acc(i, j), b_hi(j));
+            for (int j = 0; j < d_.nv; ++j) vfmadd231ps(acc(i, j), b_lo(j), ptr_b[a_at(i, u)]);
+        }
+        return;
+    }
+    for (int j = 0; j < d_.nv; ++j) load_vec(b_vec(j), ptr[b_at(u, j * kVecBytes)]);
+    for (int i = 0; i < rows_; ++i) {
+        vpbroadcastd(bcast(i), dword[a_at(i, u)]);
+        vpandd(bcast(i), bcast(i), ptr_b[rip + tail_mask_]);
+        for (int j = 0; j < d_.nv; ++j) vdpbf16ps(acc(i, j), bcast(i), b_vec(j));
     }
 }
 

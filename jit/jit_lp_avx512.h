@@ -42,6 +42,8 @@ private:
     static Xbyak::Zmm z_comp(int j) { return Xbyak::Zmm(30 + j); }
     bool comp_hoisted() const;
     void k_group_widened(int u);
+    void k_group_tail(int u) override;
+    Xbyak::Label tail_mask_;  // desc.k_tail: the A dword's valid word, after the code
     bool is_int() const { return d_.kind == lowp::lp_kind::u8s8; }
     // u8 / s8 output of an int8 kernel whose chain after the compensation is
     // at most relu: saturated from int32 directly (store_converted).

@@ -37,14 +37,16 @@ bool valid_shape(const lp_ukernel_desc &d) {
            !((d.epi_flags & EPI_RELU) && (d.epi_flags & EPI_LEAKY)) &&
            !(d.kind == lp_kind::bf16 && (d.epi_flags & EPI_COMP)) &&
            (!d.a_f32 || d.kind == lp_kind::bf16) && (!d.nt_store || d.epi_out != EPI_NONE) &&
-           d.unused_bits == 0;
+           (!d.k_tail || d.kind == lp_kind::bf16) && d.unused_bits == 0;
 }
 
 // The descriptor as cached: the kernel's tier and no stray reserved bytes.
 lp_ukernel_desc normalized(const lp_ukernel_desc &desc, anvil_isa_t tier) {
-    return make_lp_epi_desc(uint8_t(tier), desc.kind, desc.m, desc.nv, desc.accumulate != 0,
-                            desc.epi_out, desc.epi_flags, desc.epi_ops, desc.a_f32 != 0,
-                            desc.nt_store != 0);
+    lp_ukernel_desc d = make_lp_epi_desc(uint8_t(tier), desc.kind, desc.m, desc.nv,
+                                         desc.accumulate != 0, desc.epi_out, desc.epi_flags,
+                                         desc.epi_ops, desc.a_f32 != 0, desc.nt_store != 0);
+    d.k_tail = desc.k_tail;
+    return d;
 }
 
 // This thread's front cache (each backend has its own), then the shared
@@ -85,6 +87,7 @@ public:
     bool supports_fused_epilogue() const override { return true; }
     bool supports_k_segments() const override { return true; }
     bool supports_nt_store() const override { return true; }
+    bool supports_k_tail() const override { return true; }
     bool accepts_widened_bf16_a() const override { return supports(lp_kind::bf16); }
     bool prefers_widened_bf16_a() const override {
         return supports(lp_kind::bf16) && cpu::info().bf16_dot_half_rate;
@@ -114,7 +117,8 @@ public:
     }
     anvil_status_t get(const lp_ukernel_desc &desc, lp_ukernel_ref *out) const override {
         if (!valid_shape(desc)) return anvil_invalid_argument;
-        if (!supports(desc.kind) || desc.epi_out != EPI_NONE || desc.a_f32 || desc.nt_store)
+        if (!supports(desc.kind) || desc.epi_out != EPI_NONE || desc.a_f32 || desc.nt_store ||
+            desc.k_tail)
             return anvil_unsupported;
         return lookup<jit::jit_lp_avx2_vnni>(t_front_avx2_vnni, normalized(desc, anvil_isa_avx2),
                                              "lp_avx2vnni:", out);

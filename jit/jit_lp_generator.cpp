@@ -174,7 +174,7 @@ void jit_lp_generator::advance(int groups) {
 
 void jit_lp_generator::k_loop() {
     if (!k_segments_) {
-        k_groups();
+        k_segment();
         return;
     }
     // Segments: the K loop once per segment.  It leaves the A registers
@@ -190,7 +190,7 @@ void jit_lp_generator::k_loop() {
     mov(ptr[rsp], reg_kg);
     mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, kg)]);
     L(seg_loop);
-    k_groups();
+    k_segment();
     dec(qword[rsp]);
     jz(segs_done, T_NEAR);
     mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, kg)]);
@@ -207,6 +207,21 @@ void jit_lp_generator::k_loop() {
     mov(reg_kg, ptr[reg_args + offsetof(lp_ukernel_args, kg)]);
     jmp(seg_loop, T_NEAR);
     L(segs_done);
+}
+
+void jit_lp_generator::k_group_tail(int) { XBYAK_THROW(ERR_INTERNAL) }
+
+void jit_lp_generator::k_segment() {
+    if (!d_.k_tail) {
+        k_groups();
+        return;
+    }
+    // kg - 1 whole groups (none for kg = 1), then the partial one; A and B
+    // end up kg groups on, as without a tail.
+    dec(reg_kg);
+    k_groups();
+    k_group_tail(0);
+    advance(1);
 }
 
 void jit_lp_generator::k_groups() {

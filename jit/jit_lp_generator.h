@@ -35,6 +35,9 @@ protected:
     // Vector code for the current chunk (rows row0_ .. row0_ + rows_ - 1).
     virtual void init_acc() = 0;     // zero, or load from acc via reg_c / reg_ldc
     virtual void k_group(int u) = 0; // multiply-accumulate k-group g + u
+    // k-group g + u as the last of a segment with desc.k_tail valid
+    // elements (generators that accept k_tail != 0 only).
+    virtual void k_group_tail(int u);
     virtual void store_acc() = 0;    // write the chunk's tile via reg_c / reg_ldc
     // Called before the chunk's K loop with the A / B / K-loop registers
     // (r8, r9, r11) free: lets a fused epilogue bring its operands in.
@@ -86,8 +89,9 @@ private:
     void emit_chunk();
     void load_args();
     void advance(int groups);
-    void k_loop();    // over the K segments (k_segments_), each a k_groups()
-    void k_groups();  // reg_kg k-groups from reg_a / reg_b on
+    void k_loop();     // over the K segments (k_segments_), each a k_segment()
+    void k_segment();  // reg_kg k-groups, the last by k_group_tail when desc.k_tail
+    void k_groups();   // reg_kg k-groups from reg_a / reg_b on
 
     prefetch pf_ = prefetch::none;
 };

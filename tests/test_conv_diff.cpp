@@ -1037,8 +1037,12 @@ TEST_CASE("conv: NaN and infinity in a bf16 source and in the weights") {
     // depthwise layers (their different kernels); f32 and bf16 outputs, no
     // chain and relu.  IEEE: a NaN or inf reaching a sum decides it in any
     // order (no overflow with these magnitudes).
+    // (ic17 / ic3 x 3 taps: kernel rows of an odd element count, read in
+    // place with the next pixel's first channel masked off -- conv_plan::
+    // row_k -- or gathered with a zero there.)
     const char *kShapes[] = {"mb2ic17ih9iw7oc20kh3ph1", "mb1ic32ih6iw7oc48kh1ph0", "mb1g32ic32ih8iw9oc32kh3ph1",
-                             "mb1g64ic64ih7iw7oc64oh4ow4kh3sh2ph1"};
+                             "mb1g64ic64ih7iw7oc64oh4ow4kh3sh2ph1", "mb1ic3ih15iw13oc24oh8ow7kh3sh2ph1",
+                             "mb1ic3ih12iw12oc32oh12ow12kh7ph3"};
     tu::rng r(88);
     int c = 0;
     for (const char *text : kShapes)

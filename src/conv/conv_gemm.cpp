@@ -244,7 +244,7 @@ void run_tile(const call_ctx &c, const tile &t, int64_t grp, int64_t p0, int64_t
     const conv_plan &p = *c.p;
     const conv_geom &g = p.g;
     const uint8_t *wg = c.weights + grp * p.group_bytes;
-    const int64_t kcall = t.im2col ? p.K : (p.fold_kw ? g.KW * p.ICgp : p.ICgp);
+    const int64_t kcall = t.im2col ? p.K : (p.fold_kw ? p.row_k : p.ICgp);
     const int64_t ncalls = t.im2col ? 1 : (p.fold_kw ? g.KH : g.taps());
     const int64_t dh = g.DH + 1, dw = g.DW + 1;
     const int64_t pix_bytes = p.Cv * p.eb;
@@ -366,7 +366,7 @@ struct tap_window {
 };
 
 // K per kernel-row segment in full, and the part of it a window reads.
-inline int64_t seg_k_full(const conv_plan &p) { return p.fold_kw ? p.g.KW * p.ICgp : p.ICgp; }
+inline int64_t seg_k_full(const conv_plan &p) { return p.fold_kw ? p.row_k : p.ICgp; }
 inline int64_t seg_k_read(const conv_plan &p, const tap_window &win) {
     return p.fold_kw && win.nkw >= 0 ? win.nkw * p.ICgp : seg_k_full(p);
 }
@@ -535,7 +535,9 @@ inline void copy_pieces(uint8_t *dst, const uint8_t *src, int64_t len) {
 // Gathers the im2col rows of the m output pixels from global pixel q0
 // (they may span output rows) for group grp, from the view (padding,
 // channel padding and the s8 shift already applied): K = (kh, kw, ic) in
-// the packed weights' order.
+// the packed weights' order.  Packed kernel rows (conv_plan::row_k) get
+// zeros after each row's KW x ICg elements -- not the view's next pixel,
+// which could hold a NaN for a zero weight to meet.
 void gather_view(const call_ctx &c, int64_t q0, int64_t m, int64_t grp, uint8_t *buf) {
     const conv_plan &p = *c.p;
     const conv_geom &g = p.g;
@@ -549,17 +551,23 @@ void gather_view(const call_ctx &c, int64_t q0, int64_t m, int64_t grp, uint8_t 
         uint8_t *row = buf + r * c.row_bytes_im2col;
         const uint8_t *s0 = c.src + ((n * p.Hp + oh * g.SH) * p.Wp + ow * g.SW) * pix + grp * icpb;
         const int64_t kh_step = (g.DH + 1) * p.Wp * pix;
+        const int64_t row_k_bytes = p.row_k * p.eb;
         if (p.fold_kw && g.KW * icpb <= 32) {
-            // G == 1: a kernel row's taps are contiguous; one piece each.
-            for (int64_t kh = 0; kh < g.KH; ++kh)
-                std::memcpy(row + kh * g.KW * icpb, s0 + kh * kh_step, 32);
+            // G == 1: a kernel row's taps are contiguous; one piece each
+            // (and its tail zeroed before the next row's piece goes on).
+            for (int64_t kh = 0; kh < g.KH; ++kh) {
+                uint8_t *o = row + kh * row_k_bytes;
+                std::memcpy(o, s0 + kh * kh_step, 32);
+                if (p.row_tail) std::memset(o + g.KW * icpb, 0, 4);  // < gk elements
+            }
             continue;
         }
         for (int64_t kh = 0; kh < g.KH; ++kh) {
             const uint8_t *s = s0 + kh * kh_step;
-            uint8_t *o = row + kh * g.KW * icpb;
+            uint8_t *o = row + kh * row_k_bytes;
             if (p.fold_kw) {
                 copy_pieces(o, s, g.KW * icpb);
+                if (p.row_tail) std::memset(o + g.KW * icpb, 0, 4);
                 continue;
             }
             for (int64_t kw = 0; kw < g.KW; ++kw)
@@ -690,8 +698,10 @@ void plan_edge_columns(call_ctx &c) {
     c.edge_cols = false;
     c.edge_units = 0;
     const bool stores_dst = c.row_tiles || (c.row_tiles_f32 && c.f32_dst);
+    // (Packed kernel rows: a window of some of a row's taps would not be
+    // whole k-groups.)
     if (!stores_dst || !c.k_segments || !p.fold_kw || c.contiguous || p.im2col_all || !c.pad_zero ||
-        (g.PL == 0 && g.PR == 0))
+        (g.PL == 0 && g.PR == 0) || p.row_k != g.KW * p.ICgp || p.row_tail)
         return;
     const int64_t dh = g.DH + 1;  // (fold_kw: no horizontal dilation)
     c.ow_lo = ceil_div(g.PL, g.SW);
@@ -951,13 +961,16 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
         k->k_segments = be.supports_k_segments();
         bool nv_needed[3] = {false, false, false};
         for (const int64_t pn : distinct_width_panels(p)) nv_needed[ceil_div(panel_width(p, pn), 16)] = true;
+        // bf16 kernel rows read in place that end in half a pair.
+        const uint8_t k_tail = !p.im2col_all && p.row_tail && p.lp == lowp::lp_kind::bf16 ? 1 : 0;
         for (int acc = 0; acc < 2; ++acc)
             for (int m = 1; m <= k->mr; ++m)
                 for (int nv = 1; nv <= 2; ++nv) {
                     if (!nv_needed[nv]) continue;
                     lowp::lp_ukernel_ref ref;
-                    const anvil_status_t st =
-                        be.get(lowp::make_lp_desc(uint8_t(be.tier()), p.lp, m, nv, acc, p.widen_a), &ref);
+                    lowp::lp_ukernel_desc d = lowp::make_lp_desc(uint8_t(be.tier()), p.lp, m, nv, acc, p.widen_a);
+                    d.k_tail = k_tail;
+                    const anvil_status_t st = be.get(d, &ref);
                     if (st != anvil_success) return st;
                     k->lp[acc][m][nv] = ref.fn;
                     k->lp_tile_config[acc][m][nv] = ref.tile_config;
@@ -983,10 +996,10 @@ anvil_status_t prepare_conv_gemm_kernels(const conv_plan &p, const lowp::chain_s
                         if (!nv_needed[nv]) continue;
                         lowp::lp_ukernel_ref ref;
                         const uint8_t f = uint8_t(epi_flags | (bias ? lowp::EPI_BIAS : 0));
-                        const anvil_status_t st = be.get(
-                            lowp::make_lp_epi_desc(uint8_t(be.tier()), p.lp, m, nv, acc, epi_out, f,
-                                                   epi_ops, p.widen_a, nt),
-                            &ref);
+                        lowp::lp_ukernel_desc d = lowp::make_lp_epi_desc(
+                            uint8_t(be.tier()), p.lp, m, nv, acc, epi_out, f, epi_ops, p.widen_a, nt);
+                        d.k_tail = k_tail;
+                        const anvil_status_t st = be.get(d, &ref);
                         if (st != anvil_success) return st;
                         k->lp_fused[bias][acc][m][nv] = ref.fn;
                         k->keep_alive.push_back(ref.keep_alive);
@@ -1198,7 +1211,7 @@ anvil_status_t run_conv_gemm(const conv_plan &p, const conv_gemm_kernels &k,
     // whole source had cost 2.7% of an fp32 28x28x128 3x3 layer at 1
     // thread and 9% at 2 (Zen 4 VM: its lines go from one core to the other).
     const bool lp_patchable = p.path == conv_path::gemm_lp && c.row_tiles && c.pad_zero &&
-                              !p.widen_a && p.src != src_elem::s8 && p.ICgp == g.ICg &&
+                              !p.widen_a && p.src != src_elem::s8 && g.ICg % p.gk == 0 &&
                               !p.im2col_all && (g.PT || g.PB || g.PL || g.PR);
     c.patches = (p.edge_patchable || lp_patchable) && g.G == 1 && k.k_segments &&
                 (p.fold_kw || g.KW == 1) && (c.blocks_per_group == 1 || c.edge_cols);

@@ -57,8 +57,9 @@ void pack_depthwise(const conv_plan &p, anvil_data_type_t wdt, const void *w,
             }
 }
 
-// One group's weights as a plain K x OCg matrix, row k = (kh*KW + kw)*ICgp
-// + ic (rows of the channel padding are zero), then packed into panels.
+// One group's weights as a plain K x OCg matrix, row k = kh*row_k + kw*ICgp
+// + ic (rows of the channel or kernel-row padding are zero), then packed
+// into panels.
 template <typename T>
 void pack_group(const conv_plan &p, const T *w, anvil_conv_weights_layout_t layout, int64_t grp,
                 T *mat, uint8_t *out) {
@@ -67,7 +68,7 @@ void pack_group(const conv_plan &p, const T *w, anvil_conv_weights_layout_t layo
     for (int64_t kh = 0; kh < g.KH; ++kh)
         for (int64_t kw = 0; kw < g.KW; ++kw)
             for (int64_t ic = 0; ic < g.ICg; ++ic) {
-                T *row = mat + ((kh * g.KW + kw) * p.ICgp + ic) * g.OCg;
+                T *row = mat + (kh * p.row_k + kw * p.ICgp + ic) * g.OCg;
                 for (int64_t o = 0; o < g.OCg; ++o)
                     row[o] = w[weight_index(g, layout, grp * g.OCg + o, ic, kh, kw)];
             }

@@ -57,29 +57,44 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     p->gk = f32 ? 1 : lowp::group_k(p->lp);
     p->ICgp = round_up(g.ICg, p->gk);
     p->fold_kw = g.G == 1 && g.DW == 0 && g.KW > 1;
+    // Packed kernel rows (conv_plan::row_k) where channel padding would
+    // pad every tap: chosen from the geometry and types alone, so the
+    // packed bytes do not depend on the ISA cap.
+    const bool packed_rows = !f32 && p->fold_kw && g.ICg % p->gk != 0;
+    if (packed_rows) p->ICgp = g.ICg;
+    p->row_k = packed_rows ? round_up(g.KW * g.ICg, p->gk) : g.KW * p->ICgp;
+    p->row_tail = packed_rows ? g.KW * g.ICg % p->gk : 0;
     // A call of a few k-groups costs more to set up than it computes (the
     // IC = 3 first layers, small groups): then every tile gathers its
     // im2col rows and runs as one call over all of K.
-    const int64_t k_per_call = p->fold_kw ? g.KW * p->ICgp : p->ICgp;
+    const int64_t k_per_call = p->fold_kw ? p->row_k : p->ICgp;
     const int64_t calls_per_tile = p->fold_kw ? g.KH : g.taps();
     // Kernels that reduce over a tile's kernel rows in one call (K
     // segments: fold_kw, or KW = 1) pay that setup once, not per row.
     const bool one_call = (p->fold_kw || g.KW == 1) &&
                           (f32 ? gemm::select_backend().supports_k_segments()
                                : lowp::select_lp_backend(p->lp).supports_k_segments());
-    p->im2col_all = k_per_call < (f32 ? kMinInPlaceKF32 : kMinInPlaceK) && calls_per_tile > 1 && !one_call;
+    // bf16 kernel rows that end in half a pair are read in place only by
+    // kernels that zero its missing element (k_tail, JIT AVX-512);
+    // elsewhere their im2col rows are gathered, zeros there (row_tail).
+    const bool bf16_tail = p->row_tail != 0 && p->lp == lowp::lp_kind::bf16;
+    const bool tail_in_place = one_call && lowp::select_lp_backend(p->lp).supports_k_tail();
+    p->im2col_all = (!one_call && k_per_call < (f32 ? kMinInPlaceKF32 : kMinInPlaceK) && calls_per_tile > 1) ||
+                    (bf16_tail && !tail_in_place);
     // Spatial padding is materialised too: one pass over the source costs
     // less than gathering the edge pixels (a quarter of a 14 x 14 map) one
     // by one, and every tile then reads its taps in place.  (fp32 calls
     // with K-segment kernels may skip the view: edge_patchable.)
     const bool padded = g.PT || g.PL || g.PB || g.PR;
     p->edge_patchable = f32 && padded && one_call && !p->im2col_all && p->ICgp == g.ICg;
-    p->copy_view = p->im2col_all || padded || p->widen_a ||
-                   (!f32 && (p->src == src_elem::s8 || g.ICg % p->gk != 0));
+    // (A row tail's dword reads up to 3 bytes past the window: the view
+    // keeps slack after its last pixel, the caller's source may not.)
+    p->copy_view = p->im2col_all || padded || p->widen_a || p->row_tail != 0 ||
+                   (!f32 && (p->src == src_elem::s8 || p->ICgp != g.ICg));
     p->Cv = p->copy_view ? g.G * p->ICgp : g.IC;
     p->Hp = p->copy_view ? g.IH + g.PT + g.PB : g.IH;
     p->Wp = p->copy_view ? g.IW + g.PL + g.PR : g.IW;
-    p->K = g.taps() * p->ICgp;
+    p->K = p->fold_kw ? g.KH * p->row_k : g.taps() * p->ICgp;
     p->np = (g.OCg + kConvNR - 1) / kConvNR;
     int64_t bytes;
     if (f32) {

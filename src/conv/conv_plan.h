@@ -66,8 +66,24 @@ struct conv_plan {
     // pays when each view row would be built once anyway).
     bool edge_patchable = false;
     int64_t Hp = 0, Wp = 0, Cv = 0;
-    int64_t ICgp = 0;         // channels per group in the view (multiple of gk)
-    bool fold_kw = false;     // one call per kernel row (K = KW * ICgp)
+    int64_t ICgp = 0;         // channels per group in the view (multiple of gk, or see row_k)
+    bool fold_kw = false;     // one call per kernel row (K = row_k)
+    // K elements per kernel row in the packed weights: KW * ICgp, or for
+    // an lp layer with fold_kw whose ICg is not a multiple of gk (the
+    // stems' 3 channels) round_up(KW * ICg, gk) with ICgp = ICg -- the
+    // kernel row's KW x ICg elements lie back to back in the source, so
+    // the view needs no channel padding and K no per-tap padding (bf16
+    // 3x3 over 3 channels: 10 per row, not 12).  Row k of a group's
+    // weights: kh * row_k + kw * ICgp + ic.
+    int64_t row_k = 0;
+    // Valid elements in the last k-group of such a kernel row: 0 (whole
+    // groups) or KW * ICg mod gk.  Read in place, that group's dword takes
+    // the next pixel's first channels too, meeting zero weights: harmless
+    // for int8, but a bf16 NaN or Inf times 0 is NaN, so bf16 reads it in
+    // place only with kernels that zero that element (lp_ukernel_desc::
+    // k_tail, JIT AVX-512) and otherwise gathers im2col rows with zeros
+    // there.
+    int64_t row_tail = 0;
     bool im2col_all = false;  // every tile gathers im2col rows from the view (small K per tap)
     int64_t K = 0;            // KH * KW * ICgp: the GEMM depth per group
     // Packed weights of the gemm paths, per group: np panels of 32 columns

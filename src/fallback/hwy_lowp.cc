@@ -545,7 +545,7 @@ public:
     }
     anvil_status_t get(const lowp::lp_ukernel_desc &d, lowp::lp_ukernel_ref *out) const override {
         // No fused epilogue, no widened A (lp_ukernel.h) here.
-        if (d.epi_out != lowp::EPI_NONE || d.a_f32) return anvil_unsupported;
+        if (d.epi_out != lowp::EPI_NONE || d.a_f32 || d.k_tail) return anvil_unsupported;
         if (!supports(d.kind) || d.accumulate > 1) return anvil_invalid_argument;
         const lowp::lp_ukernel_fn fn = k_.get(d.kind, d.m, d.nv);
         if (!fn) return anvil_invalid_argument;

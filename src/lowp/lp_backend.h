@@ -40,6 +40,9 @@ public:
     // Whether its fused-epilogue kernels take lp_ukernel_desc::nt_store
     // (the others refuse descriptors with it).
     virtual bool supports_nt_store() const { return false; }
+    // Whether get() takes lp_ukernel_desc::k_tail != 0 (the others refuse
+    // descriptors with it).
+    virtual bool supports_k_tail() const { return false; }
     // Whether get() takes bf16 descriptors with a_f32 (A widened to fp32,
     // lp_ukernel.h), and whether those kernels outrun the others here: the
     // driver then widens A for calls of a few rows or more (lp_driver.cpp).

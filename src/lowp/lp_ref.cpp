@@ -70,7 +70,7 @@ public:
     anvil_status_t get(const lp_ukernel_desc &d, lp_ukernel_ref *out) const override {
         if (d.m < 1 || d.m > kMR || d.nv < 1 || d.nv > 2) return anvil_invalid_argument;
         // No fused epilogue, no widened A (lp_ukernel.h) here.
-        if (d.epi_out != EPI_NONE || d.a_f32) return anvil_unsupported;
+        if (d.epi_out != EPI_NONE || d.a_f32 || d.k_tail) return anvil_unsupported;
         if (d.kind == lp_kind::bf16) {
             out->fn = lp_ukernel_scalar_bf16;
             out->name = "scalar_lp_bf16";

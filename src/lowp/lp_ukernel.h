@@ -194,7 +194,16 @@ struct lp_ukernel_desc {
     // cpu::store_fence() before its thread's work counts as done) when dst
     // and dst_ld are 64-byte aligned, checked per tile; otherwise as usual.  The same values (see gemm::kUkFlagNtStore).
     uint8_t nt_store : 1;
-    uint8_t unused_bits : 5; // zero
+    // bf16, backends with supports_k_tail() only: the last k-group of each
+    // segment (of the call, with one) holds only its element 0.  The
+    // kernel reads the group's whole dword of A but takes element 1 as
+    // zero, whatever A holds there (its weight B must be zero): a
+    // convolution whose kernel row of KW x ICg elements is odd reads it in
+    // place, and the next pixel's first channel -- possibly NaN or Inf,
+    // which times 0 would be NaN -- is never multiplied (conv_plan::row_k).
+    // int8 needs no such flag: whatever byte meets a zero weight adds 0.
+    uint8_t k_tail : 1;
+    uint8_t unused_bits : 4; // zero
     uint8_t epi_out;     // EPI_*: fused epilogue output type (0: none)
     uint8_t epi_flags;   // EPI_COMP | EPI_SCALE_* | EPI_BIAS | EPI_RELU / EPI_LEAKY | EPI_ZP
     uint8_t epi_ops;     // EPI_ADD_* | EPI_ADD_LATE | EPI_ELT_* (epi_out != 0 only)
