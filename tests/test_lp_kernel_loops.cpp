@@ -21,6 +21,9 @@
 //   bits of the vdpbf16ps kernels on the bf16 A, for data whose rounding
 //   order matters.
 //
+// * k_tail (bf16): each segment's last element 1 is taken as 0 whatever A
+//   holds there (NaN / Inf in the test).
+//
 // The kernels depend on the CPU, not on the ISA cap: the suite runs once.
 #include <doctest/doctest.h>
 
@@ -507,6 +510,105 @@ TEST_CASE("lp widened-A kernels equal the bf16 kernels: fused epilogues, row til
                             ++ran;
                         }
     CHECK(ran > 0);
+}
+
+TEST_CASE("lp kernels: k_tail (bf16) takes each segment's last element as 0 whatever A holds there") {
+    // A segment's last group with desc.k_tail: element 1 of its A dword is
+    // NaN / Inf here (the next pixel's channel in a convolution) and its B
+    // element 0 (the contract); the kernel must give the bits of a plain
+    // kernel on A with 0 there -- plain, fused, widened A, 1..3 segments.
+    const lp_backend *be = avx512_for(lp_kind::bf16);
+    if (!be) {
+        MESSAGE("no AVX-512 BF16 lp JIT backend on this CPU: nothing to check");
+        return;
+    }
+    REQUIRE(be->supports_k_tail());
+    tu::rng r(31);
+    int ran = 0;
+    const uint16_t specials[] = {lowp::f32_to_bf16(tu::qnan()), lowp::f32_to_bf16(tu::inf()),
+                                 lowp::f32_to_bf16(-tu::inf())};
+    for (int widened = 0; widened < 2; ++widened)
+        for (int fused = 0; fused < 2; ++fused)
+            for (int m : {1, 5, 12})
+                for (int nv : {1, 2})
+                    for (int64_t segs : {1, 3})
+                        for (int64_t kg : {1, 2, 5}) {
+                            const int n = nv * 16 - 3;
+                            const int64_t a_rs = kg * 4 + 8, seg_rs = m * a_rs + 20;  // bf16 bytes
+                            std::vector<uint16_t> a(size_t(segs * seg_rs / 2)), a_zero;
+                            for (auto &x : a) x = lowp::f32_to_bf16(float(r.ival(-5, 5)));
+                            a_zero = a;
+                            std::vector<uint16_t> b(size_t(segs * kg * kNR * 2));
+                            for (auto &x : b) x = lowp::f32_to_bf16(float(r.ival(-5, 5)));
+                            for (int64_t sg = 0; sg < segs; ++sg) {
+                                for (int i = 0; i < m; ++i) {  // element 1 of the last group
+                                    const size_t e = size_t((sg * seg_rs + i * a_rs + (kg - 1) * 4) / 2 + 1);
+                                    a[e] = specials[r.ival(0, 2)];
+                                    a_zero[e] = 0;
+                                }
+                                for (int c = 0; c < kNR; ++c) b[size_t(((sg * kg + kg - 1) * kNR + c) * 2 + 1)] = 0;
+                            }
+                            // Widened A: every element as fp32, every offset doubled.
+                            auto widen = [](const std::vector<uint16_t> &v) {
+                                std::vector<float> w(v.size());
+                                for (size_t i = 0; i < v.size(); ++i) w[i] = lowp::bf16_to_f32(v[i]);
+                                return w;
+                            };
+                            const std::vector<float> aw = widen(a), aw_zero = widen(a_zero);
+                            auto kernel = [&](bool tail) {
+                                lowp::lp_ukernel_desc d =
+                                    fused ? lowp::make_lp_epi_desc(uint8_t(be->tier()), lp_kind::bf16, m, nv, false,
+                                                                   lowp::EPI_F32, 0, lowp::EPI_ADD_NONE, widened != 0)
+                                          : lowp::make_lp_desc(uint8_t(be->tier()), lp_kind::bf16, m, nv, false,
+                                                               widened != 0);
+                                d.k_tail = tail ? 1 : 0;
+                                lp_ukernel_ref k;
+                                REQUIRE(be->get(d, &k) == anvil_success);
+                                return k;
+                            };
+                            auto run = [&](const lp_ukernel_ref &k, const void *a_ptr) {
+                                std::vector<uint32_t> out(size_t(m * (kNR + 1)), 0xdeadbeef);
+                                lp_ukernel_args args{};
+                                args.a = static_cast<const uint8_t *>(a_ptr);
+                                args.a_rs = a_rs * (widened ? 2 : 1);
+                                args.a_seg_rs = seg_rs * (widened ? 2 : 1);
+                                args.k_segs = segs;
+                                args.b = reinterpret_cast<const uint8_t *>(b.data());
+                                args.b_ld = kNR * 4;
+                                args.kg = kg;
+                                args.m = m;
+                                args.n = n;
+                                args.acc = out.data();
+                                args.acc_ld = kNR + 1;
+                                args.dst = reinterpret_cast<uint8_t *>(out.data());
+                                args.dst_ld = (kNR + 1) * 4;
+                                args.store_mask[0] = nv == 1 ? uint16_t((1u << n) - 1) : uint16_t(0xffff);
+                                args.store_mask[1] = nv == 2 ? uint16_t((1u << (n - 16)) - 1) : uint16_t(0);
+                                k.fn(&args);
+                                return out;
+                            };
+                            const lp_ukernel_ref kt = kernel(true), k0 = kernel(false);
+                            INFO(kt.name, " segs=", segs, " kg=", kg);
+                            CHECK(std::string(kt.name).find("_ktail") != std::string::npos);
+                            const void *with_specials = widened ? static_cast<const void *>(aw.data()) : a.data();
+                            const void *with_zeros = widened ? static_cast<const void *>(aw_zero.data()) : a_zero.data();
+                            CHECK(run(kt, with_specials) == run(k0, with_zeros));
+                            ++ran;
+                        }
+    MESSAGE("k_tail: ", ran, " kernel pairs compared");
+    // int8 takes no k_tail (a byte times a zero weight adds 0), nor do the
+    // backends without supports_k_tail().
+    lowp::lp_ukernel_desc d = lowp::make_lp_desc(uint8_t(be->tier()), lp_kind::u8s8, 4, 1, false);
+    d.k_tail = 1;
+    lp_ukernel_ref k;
+    CHECK(be->get(d, &k) != anvil_success);
+    for (const auto &t : anvil::fallback::compiled_lp_targets()) {
+        const lp_backend *hwy = anvil::fallback::hwy_lp_backend_for_target(t.target);
+        CHECK_FALSE(hwy->supports_k_tail());
+        lowp::lp_ukernel_desc h = lowp::make_lp_desc(uint8_t(hwy->tier()), lp_kind::bf16, 4, 1, false);
+        h.k_tail = 1;
+        CHECK(hwy->get(h, &k) != anvil_success);
+    }
 }
 
 }  // TEST_SUITE
