@@ -698,10 +698,10 @@ void plan_edge_columns(call_ctx &c) {
     c.edge_cols = false;
     c.edge_units = 0;
     const bool stores_dst = c.row_tiles || (c.row_tiles_f32 && c.f32_dst);
-    // (Packed kernel rows: a window of some of a row's taps would not be
-    // whole k-groups.)
+    // (Packed kernel rows, ICgp not a multiple of the k-group: a window of
+    // some of a row's taps would not be whole k-groups.)
     if (!stores_dst || !c.k_segments || !p.fold_kw || c.contiguous || p.im2col_all || !c.pad_zero ||
-        (g.PL == 0 && g.PR == 0) || p.row_k != g.KW * p.ICgp || p.row_tail)
+        (g.PL == 0 && g.PR == 0) || p.ICgp % p.gk != 0)
         return;
     const int64_t dh = g.DH + 1;  // (fold_kw: no horizontal dilation)
     c.ow_lo = ceil_div(g.PL, g.SW);
