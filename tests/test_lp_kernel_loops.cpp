@@ -164,6 +164,43 @@ struct epi_case {
     uint8_t out, flags, binary;
 };
 
+// A bf16 kernel of the backend: plain, or fused with `e`; A widened or not.
+lp_ukernel_ref bf16_kernel(const lp_backend &be, bool fused, int m, int nv, bool widened,
+                           const epi_case &e, bool k_tail = false) {
+    lowp::lp_ukernel_desc d =
+        fused ? lowp::make_lp_epi_desc(uint8_t(be.tier()), lp_kind::bf16, m, nv, false, e.out, e.flags,
+                                       e.binary, widened)
+              : lowp::make_lp_desc(uint8_t(be.tier()), lp_kind::bf16, m, nv, false, widened);
+    d.k_tail = k_tail ? 1 : 0;
+    lp_ukernel_ref k;
+    REQUIRE(be.get(d, &k) == anvil_success);
+    return k;
+}
+
+// The arguments of a call over `segs` K segments of kg groups (A rows a_rs
+// and segments seg_rs bytes apart) writing m x n into out (ld elements of
+// out_bytes a row), as both the accumulators and the fused kernels' dst.
+lp_ukernel_args segment_args(const void *a, int64_t a_rs, int64_t seg_rs, int64_t segs, const void *b,
+                             int64_t kg, int m, int n, void *out, int64_t ld, int out_bytes) {
+    lp_ukernel_args args{};
+    args.a = static_cast<const uint8_t *>(a);
+    args.a_rs = a_rs;
+    args.a_seg_rs = seg_rs;
+    args.k_segs = segs;
+    args.b = static_cast<const uint8_t *>(b);
+    args.b_ld = kNR * 4;
+    args.kg = kg;
+    args.m = m;
+    args.n = n;
+    args.acc = out;
+    args.acc_ld = ld;
+    args.dst = static_cast<uint8_t *>(out);
+    args.dst_ld = ld * out_bytes;
+    args.store_mask[0] = uint16_t(n >= 16 ? 0xffff : (1u << n) - 1);
+    args.store_mask[1] = uint16_t(n > 16 ? (1u << (n - 16)) - 1 : 0);
+    return args;
+}
+
 }  // namespace
 
 TEST_SUITE("once") {
@@ -466,42 +503,21 @@ TEST_CASE("lp widened-A kernels equal the bf16 kernels: fused epilogues, row til
                             std::vector<float> bias(kNR), residual(size_t(tiles * m * kNR));
                             for (auto &x : bias) x = float(r.ival(-20, 20));
                             for (auto &x : residual) x = r.frac();
-                            lp_ukernel_ref k[2];
-                            for (int w = 0; w <= 1; ++w)
-                                REQUIRE(be->get(fused ? lowp::make_lp_epi_desc(
-                                                            uint8_t(be->tier()), lp_kind::bf16, m, nv,
-                                                            false, lowp::EPI_BF16,
-                                                            uint8_t(lowp::EPI_BIAS | lowp::EPI_RELU),
-                                                            lowp::EPI_ADD_F32, w != 0)
-                                                      : lowp::make_lp_desc(uint8_t(be->tier()),
-                                                                           lp_kind::bf16, m, nv,
-                                                                           false, w != 0),
-                                                &k[w]) == anvil_success);
+                            const epi_case e{lowp::EPI_BF16, uint8_t(lowp::EPI_BIAS | lowp::EPI_RELU),
+                                             lowp::EPI_ADD_F32};
+                            const lp_ukernel_ref k[2] = {bf16_kernel(*be, fused, m, nv, false, e),
+                                                         bf16_kernel(*be, fused, m, nv, true, e)};
                             auto run = [&](int w) {
                                 std::vector<uint32_t> out(size_t(tiles * m * kNR), 0xdeadbeef);
-                                lp_ukernel_args args{};
                                 const int64_t scale = w ? 2 : 1;  // bytes of A per bf16 byte
-                                args.a = w ? reinterpret_cast<const uint8_t *>(aw.data())
-                                           : reinterpret_cast<const uint8_t *>(a.data());
-                                args.a_rs = a_rs * scale;
-                                args.a_seg_rs = seg_rs * scale;
+                                const void *a_w = w ? static_cast<const void *>(aw.data()) : a.data();
+                                lp_ukernel_args args = segment_args(a_w, a_rs * scale, seg_rs * scale, segs,
+                                                                    b.data(), kg, m, n, out.data(), kNR, 2);
                                 args.a_tile_rs = tile_rs * scale;
-                                args.k_segs = segs;
                                 args.m_tiles = tiles;
-                                args.b = reinterpret_cast<const uint8_t *>(b.data());
-                                args.b_ld = kNR * 4;
-                                args.kg = kg;
-                                args.m = m;
-                                args.n = n;
-                                args.acc = out.data();
-                                args.acc_ld = kNR;
-                                args.dst = reinterpret_cast<uint8_t *>(out.data());
-                                args.dst_ld = kNR * 2;  // bf16 out
                                 args.bias = bias.data();
                                 args.binary = reinterpret_cast<const uint8_t *>(residual.data());
                                 args.binary_ld = kNR * 4;
-                                args.store_mask[0] = uint16_t(nv == 1 ? (1u << n) - 1 : 0xffff);
-                                args.store_mask[1] = uint16_t(nv == 2 ? (1u << (n - 16)) - 1 : 0);
                                 k[w].fn(&args);
                                 return out;
                             };
@@ -555,39 +571,17 @@ TEST_CASE("lp kernels: k_tail (bf16) takes each segment's last element as 0 what
                                 return w;
                             };
                             const std::vector<float> aw = widen(a), aw_zero = widen(a_zero);
-                            auto kernel = [&](bool tail) {
-                                lowp::lp_ukernel_desc d =
-                                    fused ? lowp::make_lp_epi_desc(uint8_t(be->tier()), lp_kind::bf16, m, nv, false,
-                                                                   lowp::EPI_F32, 0, lowp::EPI_ADD_NONE, widened != 0)
-                                          : lowp::make_lp_desc(uint8_t(be->tier()), lp_kind::bf16, m, nv, false,
-                                                               widened != 0);
-                                d.k_tail = tail ? 1 : 0;
-                                lp_ukernel_ref k;
-                                REQUIRE(be->get(d, &k) == anvil_success);
-                                return k;
-                            };
                             auto run = [&](const lp_ukernel_ref &k, const void *a_ptr) {
                                 std::vector<uint32_t> out(size_t(m * (kNR + 1)), 0xdeadbeef);
-                                lp_ukernel_args args{};
-                                args.a = static_cast<const uint8_t *>(a_ptr);
-                                args.a_rs = a_rs * (widened ? 2 : 1);
-                                args.a_seg_rs = seg_rs * (widened ? 2 : 1);
-                                args.k_segs = segs;
-                                args.b = reinterpret_cast<const uint8_t *>(b.data());
-                                args.b_ld = kNR * 4;
-                                args.kg = kg;
-                                args.m = m;
-                                args.n = n;
-                                args.acc = out.data();
-                                args.acc_ld = kNR + 1;
-                                args.dst = reinterpret_cast<uint8_t *>(out.data());
-                                args.dst_ld = (kNR + 1) * 4;
-                                args.store_mask[0] = nv == 1 ? uint16_t((1u << n) - 1) : uint16_t(0xffff);
-                                args.store_mask[1] = nv == 2 ? uint16_t((1u << (n - 16)) - 1) : uint16_t(0);
+                                const int64_t scale = widened ? 2 : 1;
+                                lp_ukernel_args args = segment_args(a_ptr, a_rs * scale, seg_rs * scale, segs,
+                                                                    b.data(), kg, m, n, out.data(), kNR + 1, 4);
                                 k.fn(&args);
                                 return out;
                             };
-                            const lp_ukernel_ref kt = kernel(true), k0 = kernel(false);
+                            const epi_case e{lowp::EPI_F32, 0, lowp::EPI_ADD_NONE};
+                            const lp_ukernel_ref kt = bf16_kernel(*be, fused, m, nv, widened, e, true),
+                                                 k0 = bf16_kernel(*be, fused, m, nv, widened, e, false);
                             INFO(kt.name, " segs=", segs, " kg=", kg);
                             CHECK(std::string(kt.name).find("_ktail") != std::string::npos);
                             const void *with_specials = widened ? static_cast<const void *>(aw.data()) : a.data();
