@@ -532,7 +532,8 @@ TEST_CASE("lp kernels: k_tail (bf16) takes each segment's last element as 0 what
     // A segment's last group with desc.k_tail: element 1 of its A dword is
     // NaN / Inf here (the next pixel's channel in a convolution) and its B
     // element 0 (the contract); the kernel must give the bits of a plain
-    // kernel on A with 0 there -- plain, fused, widened A, 1..3 segments.
+    // kernel on A with 0 there -- plain, fused (1 or 3 row tiles), widened
+    // A, 1..3 segments.
     const lp_backend *be = avx512_for(lp_kind::bf16);
     if (!be) {
         MESSAGE("no AVX-512 BF16 lp JIT backend on this CPU: nothing to check");
@@ -548,20 +549,26 @@ TEST_CASE("lp kernels: k_tail (bf16) takes each segment's last element as 0 what
             for (int m : {1, 5, 12})
                 for (int nv : {1, 2})
                     for (int64_t segs : {1, 3})
-                        for (int64_t kg : {1, 2, 5}) {
+                        for (int64_t kg : {1, 2, 5})
+                            for (int64_t tiles : {1, 3}) {
+                            if (!fused && tiles > 1) continue;  // plain kernels: one tile
                             const int n = nv * 16 - 3;
-                            const int64_t a_rs = kg * 4 + 8, seg_rs = m * a_rs + 20;  // bf16 bytes
-                            std::vector<uint16_t> a(size_t(segs * seg_rs / 2)), a_zero;
+                            // bf16 bytes: tile t, segment s, row i at t * tile_rs +
+                            // s * seg_rs + i * a_rs, junk between.
+                            const int64_t a_rs = kg * 4 + 8, seg_rs = m * a_rs + 20, tile_rs = segs * seg_rs + 12;
+                            std::vector<uint16_t> a(size_t(tiles * tile_rs / 2)), a_zero;
                             for (auto &x : a) x = lowp::f32_to_bf16(float(r.ival(-5, 5)));
                             a_zero = a;
                             std::vector<uint16_t> b(size_t(segs * kg * kNR * 2));
                             for (auto &x : b) x = lowp::f32_to_bf16(float(r.ival(-5, 5)));
                             for (int64_t sg = 0; sg < segs; ++sg) {
-                                for (int i = 0; i < m; ++i) {  // element 1 of the last group
-                                    const size_t e = size_t((sg * seg_rs + i * a_rs + (kg - 1) * 4) / 2 + 1);
-                                    a[e] = specials[r.ival(0, 2)];
-                                    a_zero[e] = 0;
-                                }
+                                for (int64_t t = 0; t < tiles; ++t)
+                                    for (int i = 0; i < m; ++i) {  // element 1 of the last group
+                                        const size_t e = size_t(
+                                            (t * tile_rs + sg * seg_rs + i * a_rs + (kg - 1) * 4) / 2 + 1);
+                                        a[e] = specials[r.ival(0, 2)];
+                                        a_zero[e] = 0;
+                                    }
                                 for (int c = 0; c < kNR; ++c) b[size_t(((sg * kg + kg - 1) * kNR + c) * 2 + 1)] = 0;
                             }
                             // Widened A: every element as fp32, every offset doubled.
@@ -572,17 +579,19 @@ TEST_CASE("lp kernels: k_tail (bf16) takes each segment's last element as 0 what
                             };
                             const std::vector<float> aw = widen(a), aw_zero = widen(a_zero);
                             auto run = [&](const lp_ukernel_ref &k, const void *a_ptr) {
-                                std::vector<uint32_t> out(size_t(m * (kNR + 1)), 0xdeadbeef);
+                                std::vector<uint32_t> out(size_t(tiles * m * (kNR + 1)), 0xdeadbeef);
                                 const int64_t scale = widened ? 2 : 1;
                                 lp_ukernel_args args = segment_args(a_ptr, a_rs * scale, seg_rs * scale, segs,
                                                                     b.data(), kg, m, n, out.data(), kNR + 1, 4);
+                                args.m_tiles = tiles;
+                                args.a_tile_rs = tile_rs * scale;
                                 k.fn(&args);
                                 return out;
                             };
                             const epi_case e{lowp::EPI_F32, 0, lowp::EPI_ADD_NONE};
                             const lp_ukernel_ref kt = bf16_kernel(*be, fused, m, nv, widened, e, true),
                                                  k0 = bf16_kernel(*be, fused, m, nv, widened, e, false);
-                            INFO(kt.name, " segs=", segs, " kg=", kg);
+                            INFO(kt.name, " segs=", segs, " kg=", kg, " tiles=", tiles);
                             CHECK(std::string(kt.name).find("_ktail") != std::string::npos);
                             const void *with_specials = widened ? static_cast<const void *>(aw.data()) : a.data();
                             const void *with_zeros = widened ? static_cast<const void *>(aw_zero.data()) : a_zero.data();

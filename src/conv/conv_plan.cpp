@@ -78,7 +78,7 @@ void make_conv_plan(const conv_geom &g, anvil_data_type_t src_dt, conv_plan *p) 
     // kernels that zero its missing element (k_tail, JIT AVX-512);
     // elsewhere their im2col rows are gathered, zeros there (row_tail).
     const bool bf16_tail = p->row_tail != 0 && p->lp == lowp::lp_kind::bf16;
-    const bool tail_in_place = one_call && lowp::select_lp_backend(p->lp).supports_k_tail();
+    const bool tail_in_place = bf16_tail && one_call && lowp::select_lp_backend(p->lp).supports_k_tail();
     p->im2col_all = (!one_call && k_per_call < (f32 ? kMinInPlaceKF32 : kMinInPlaceK) && calls_per_tile > 1) ||
                     (bf16_tail && !tail_in_place);
     // Spatial padding is materialised too: one pass over the source costs
