@@ -186,16 +186,33 @@ void jit_conv_dw_avx512::epilogue() {
     postamble();
 }
 
-// Block after block: the channel loop from the block's src offset and acc
-// rows, then both advance by m pixels / m rows.
+// Output row after output row (dw_ukernel_args::nrows, at least one; the
+// byte-dot kernels walk them inside each channel pass instead), and in
+// each row block after block: the channel loop from the block's src offset
+// and acc rows, then both advance by m pixels / m rows.
 void jit_conv_dw_avx512::block_loop() {
     if (dot_) {
         dot_channel_loop();
         return;
     }
-    Label loop, done;
+    Label row_loop, loop, done;
+    mov(rax, ptr[reg_args + offsetof(dw_ukernel_args, nrows)]);  // rdi: still the args here
+    mov(r13d, 1);
+    cmp(rax, r13);
+    cmovl(rax, r13);
+    mov(ptr[rsp + kFrameRowsLeft], rax);
+    mov(qword[rsp + kFrameRowSrc], 0);
+    mov(ptr[rsp + kFrameRowAcc], reg_acc);
     cmp(qword[rsp + kFrameBlocks], 0);
     jle(done, T_NEAR);  // nblocks < 1: nothing
+    L(row_loop);
+    mov(rax, ptr[rsp + kFrameArgs]);  // (rdi is reg_soff in the loop)
+    mov(rax, ptr[rax + offsetof(dw_ukernel_args, nblocks)]);
+    mov(ptr[rsp + kFrameBlocks], rax);
+    mov(rax, ptr[rsp + kFrameRowSrc]);
+    mov(ptr[rsp + kFrameSrcOff], rax);
+    mov(rax, ptr[rsp + kFrameRowAcc]);
+    mov(ptr[rsp + kFrameAcc], rax);
     L(loop);
     mov(reg_left, ptr[rsp + kFrameChannels]);
     mov(reg_soff, ptr[rsp + kFrameSrcOff]);
@@ -206,6 +223,15 @@ void jit_conv_dw_avx512::block_loop() {
     else
         channel_loop();
     next_block(loop);
+    // The next output row: src_row_step further in every tap, acc_row_step
+    // further in acc (dst).
+    mov(rax, ptr[rsp + kFrameArgs]);
+    mov(r13, ptr[rax + offsetof(dw_ukernel_args, src_row_step)]);
+    add(ptr[rsp + kFrameRowSrc], r13);
+    mov(r13, ptr[rax + offsetof(dw_ukernel_args, acc_row_step)]);
+    add(ptr[rsp + kFrameRowAcc], r13);
+    dec(qword[rsp + kFrameRowsLeft]);
+    jnz(row_loop, T_NEAR);
     L(done);
 }
 

@@ -264,8 +264,8 @@ private:
     static constexpr int kFrameBlocks = 32;
     // Byte-dot kernels: the pass's acc row 0 at pixel 0, and comp[4].
     static constexpr int kFrameAccCh = 40;
-    // Byte-dot kernels' output rows (dw_ukernel_args::nrows): rows left,
-    // this row's src offset (channel block included) and acc row 0.
+    // Output rows (dw_ukernel_args::nrows): rows left, this row's src
+    // offset (byte-dot kernels: channel block included) and acc row 0.
     static constexpr int kFrameRowsLeft = 48;
     static constexpr int kFrameRowSrc = 56;
     static constexpr int kFrameRowAcc = 64;

@@ -26,6 +26,7 @@ public:
     bool supports_byte_dot() const override {
         return (cpu::effective_features() & cpu::f_avx512_vnni) != 0 && cpu::info().avx512_vbmi;
     }
+    bool supports_rows() const override { return true; }
     // vdpbf16ps needs the cap to allow AVX512-BF16.
     bool supports_bf16_pair_dot() const override {
         return (cpu::effective_features() & cpu::f_avx512_bf16) != 0;

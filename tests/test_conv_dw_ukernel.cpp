@@ -1312,6 +1312,128 @@ TEST_CASE("dw ukernel: byte-dot kernels take several output rows per call") {
     MESSAGE(cases << " multi-row cases");
 }
 
+// Every JIT kernel takes several output rows per call
+// (dw_backend::supports_rows: the driver hands them a channel chunk of a
+// run of rows): one call over nrows rows writes what one call per row
+// writes, byte for byte, the bytes between rows and channel chunks
+// included.  Tap kernels and row kernels (S 1 and 2: the bf16 stride-2
+// ones split channel pairs), bf16 pair-dot kernels (G = 3), u8 with
+// 16-bit products and a zero point; plain and fused.
+TEST_CASE("dw ukernel: JIT kernels take several output rows per call") {
+    namespace lowp = anvil::lowp;
+    using namespace anvil::conv;
+    const dw_backend *jit = jit_avx512_dw_backend();
+    if (!jit || !(anvil::cpu::effective_features(false) & anvil::cpu::f_avx512_core)) return;
+    CHECK(jit->supports_rows());
+    if (const dw_backend *hwy = highway_dw_backend()) CHECK_FALSE(hwy->supports_rows());
+    uint32_t seed = 7;
+    auto rnd = [&] { return seed = seed * 1664525u + 1013904223u; };
+    auto small = [&] { return int(rnd() >> 28) - 8; };  // -8..7
+    auto bf16_of = [](int v) { return uint16_t(tu::bits(float(v)) >> 16); };
+    enum mode_t { taps, row, pair, narrow };
+    int cases = 0;
+    for (dw_kind kind : {dw_kind::f32, dw_kind::bf16, dw_kind::u8})
+        for (mode_t mode : {taps, row, pair, narrow}) {
+            if (mode == pair && (kind != dw_kind::bf16 || !jit->supports_bf16_pair_dot())) continue;
+            if (mode == narrow && kind != dw_kind::u8) continue;
+            for (int S : {1, 2})
+                for (int m : {3, 8})
+                    for (int64_t channels : {int64_t(32), int64_t(77)})
+                        for (bool fused : {false, true}) {
+                            if (mode == taps && S == 2) continue;
+                            CAPTURE(int(kind));
+                            CAPTURE(int(mode));
+                            CAPTURE(S);
+                            CAPTURE(m);
+                            CAPTURE(channels);
+                            CAPTURE(fused);
+                            const int R = 3, G = 3, nb = 2, rows = nb * m, nrows = 3;
+                            const int eb = kind == dw_kind::f32 ? 4 : kind == dw_kind::bf16 ? 2 : 1;
+                            const int64_t ncol = int64_t(S) * (rows - 1) + R;
+                            // Row q's kernel row g at (q * G + g) * ncol pixels.
+                            const int64_t region = ncol * channels * eb;
+                            std::vector<uint8_t> src(size_t(nrows * G * region));
+                            for (size_t i = 0; i < src.size(); i += size_t(eb)) {
+                                if (kind == dw_kind::f32) {
+                                    const float f = float(small());
+                                    std::memcpy(&src[i], &f, 4);
+                                } else if (kind == dw_kind::bf16) {
+                                    const uint16_t h = bf16_of(small());
+                                    std::memcpy(&src[i], &h, 2);
+                                } else {
+                                    src[i] = uint8_t(rnd() >> 24);
+                                }
+                            }
+                            // Weight rows, 32-padded: f32 / int32 values, or pair entries.
+                            const int64_t wpad = (channels + 31) / 32 * 32;
+                            std::vector<uint32_t> wd(size_t(G * R * wpad), 0);
+                            for (int64_t t = 0; t < G * R; ++t)
+                                for (int64_t c = 0; c < channels; ++c) {
+                                    uint32_t &e = wd[size_t(t * wpad + (mode == pair ? dw_pair_pos(c) : c))];
+                                    const int v = small();
+                                    if (mode == pair)
+                                        e = dw_pair_entry(bf16_of(v), bf16_of(small()));
+                                    else
+                                        e = is_int(kind) ? uint32_t(int32_t(v)) : tu::bits(float(v));
+                                }
+                            std::vector<const uint8_t *> st(size_t(G * R));
+                            std::vector<const void *> wt(st.size());
+                            for (int g = 0; g < G; ++g)
+                                for (int k = 0; k < R; ++k) {
+                                    st[size_t(g * R + k)] = src.data() + g * region + k * channels * eb;
+                                    wt[size_t(g * R + k)] = wd.data() + (g * R + k) * wpad;
+                                }
+                            const uint8_t epi =
+                                fused ? uint8_t((is_int(kind) ? lowp::EPI_U8 : lowp::EPI_F32) | DW_EPI_BIAS) : 0;
+                            const uint8_t ni =
+                                mode == pair ? dw_byte_dot_mode(G) : mode == narrow ? DW_INT_NARROW16 : 0;
+                            dw_ukernel_ref k;
+                            REQUIRE(jit->get(make_dw_desc(uint8_t(jit->tier()), kind, m, is_int(kind),
+                                                          mode == taps ? 0 : R, mode == taps ? 1 : S, ni, epi),
+                                             &k) == anvil_success);
+                            const int ob = fused && is_int(kind) ? 1 : 4;
+                            const int64_t ld = channels + 3, row_bytes = (rows + 1) * ld * ob;
+                            std::vector<float> scales(1, 0.0625f), bias(size_t(channels), 1.5f);
+                            std::vector<uint8_t> one(size_t(nrows * row_bytes + 64), 0x5a), each(one);
+                            dw_ukernel_args a{};
+                            a.ntaps = G * R;
+                            a.w_taps = wt.data();
+                            a.pix_stride = int64_t(S) * channels * eb;
+                            a.channels = channels;
+                            a.m = m;
+                            a.nblocks = nb;
+                            a.zero_point = 17;
+                            a.acc_ld = ld;
+                            a.dst_ld = ld * ob;
+                            a.scales = scales.data();
+                            a.bias = bias.data();
+                            auto set_out = [&](uint8_t *p) {
+                                if (fused)
+                                    a.dst = p;
+                                else
+                                    a.acc = p;
+                            };
+                            a.src_taps = st.data();
+                            set_out(one.data());
+                            a.nrows = nrows;
+                            a.src_row_step = G * region;
+                            a.acc_row_step = row_bytes;
+                            k.fn(&a);
+                            a.nrows = 1;
+                            for (int q = 0; q < nrows; ++q) {
+                                std::vector<const uint8_t *> sq(st);
+                                for (auto &p : sq) p += q * G * region;
+                                a.src_taps = sq.data();
+                                set_out(each.data() + q * row_bytes);
+                                k.fn(&a);
+                            }
+                            CHECK(one == each);
+                            ++cases;
+                        }
+        }
+    MESSAGE(cases << " multi-row cases");
+}
+
 TEST_CASE("dw ukernel: every compiled Highway target, integer data and fractions") {
     const std::vector<anvil::fallback::hwy_dw_target> targets = anvil::fallback::compiled_dw_targets();
     REQUIRE(!targets.empty());

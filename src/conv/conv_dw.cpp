@@ -38,6 +38,13 @@ constexpr int64_t kDwSearchItemsPerThread = 32;
 // threads would otherwise make the first call walk millions of items).
 constexpr int64_t kDwSearchMaxItems = 4096;
 
+// How kernels that take several output rows (conv_dw_kernels::multi_row)
+// walk a run of rows (row_walk_of).
+struct dw_row_walk {
+    int64_t chunk;  // channels per call
+    int64_t seg;    // interior output pixels per call; 0: the whole row
+};
+
 struct dw_ctx {
     const conv_plan *p;
     const conv_dw_kernels *k;
@@ -50,6 +57,7 @@ struct dw_ctx {
     const lowp::lp_epilogue *epi;  // nullptr: write dst directly
     float *direct_dst;
     int64_t group_rows;  // > 1: items are groups of rows (run_row_group)
+    dw_row_walk walk;    // multi_row kernels' chunks and segments
     // Fused kernels (conv_dw_kernels::fused): they finish the chain and
     // store dst; no acc buffer, no chain epilogue.
     const dw_ukernel_fn *fused_fn = nullptr;  // [m]; nullptr: not fused
@@ -104,6 +112,37 @@ void set_pair_weights(const dw_ctx &c, const void **w_taps, int64_t kh_lo, int64
         for (int64_t kw = 0; kw < g.KW; ++kw)
             w_taps[i * g.KW + kw] = c.pair_w + ((alone * g.KH + kh_lo + i) * g.KW + kw) * p.dw_pair_cpad + c0;
     }
+}
+
+// dw_row_walk: in chunks of `chunk` channels and, when a chunk's rows are
+// still too wide, in segments of `seg` interior output pixels (0: the
+// whole row).  An output row reads KH source rows; when the next output
+// row shares some of them (SH less than the kernel's height), a chunk
+// narrow enough that those rows stay in L1 (KH rows of the chunk in 3/4
+// of it) lets the kernel's walk down the rows find them there instead of
+// in L2.  All channels at once, the next row's shared rows were gone
+// (KH x IW x 144 f32 channels is 97 KiB on a 56-wide map), and at stride
+// 2 the L2 could not feed the FMAs.  Measured on the Zen 4 VM, 1 thread,
+// MobileNet-v2's depthwise layers at mb 1, in-process A/B: f32 -4..-18%
+// time (stride 2: 28 x 28 x 192 -18%, 14 x 14 x 576 -16%, 56 x 56 x 144
+// -6%), bf16 -3..-11%, u8 on the widening kernels -3..-7% (budgets of
+// 1/4 and all of L1 were worse).  Tensors that do not fit in half the L3
+// come from memory, where the narrow slices of each pixel's lines cost
+// more than the reuse saves (mb 8: 112 x 112 x 32 +20%, 56 x 56 x 144
+// +10%): there the rows run whole.  Byte-dot kernels walk the rows inside
+// each 64-channel pass already.  Chunks and segments change which call
+// computes an output, never how.
+dw_row_walk row_walk_of(const conv_geom &g, int eb, int out_bytes, bool byte_dot) {
+    const int64_t height = (g.KH - 1) * (g.DH + 1) + 1;
+    const int64_t tensors = g.N * (g.IH * g.IW * g.IC * eb + g.OH * g.OW * g.OC * out_bytes);
+    if (byte_dot || g.SH >= height || tensors > cpu::info().caches.l3 / 2) return {g.OC, 0};
+    const int64_t budget = std::max<int64_t>(cpu::info().caches.l1d, 16 * 1024) * 3 / 4;
+    const int64_t per32 = g.KH * g.IW * 32 * eb;  // bytes of a 32-channel chunk's rows
+    if (per32 <= budget) return {32 * (budget / per32), 0};
+    // Segments: whole tiles of kDwMaxM pixels whose source columns fit.
+    const int64_t cols = budget / (g.KH * 32 * eb), ext = (g.KW - 1) * (g.DW + 1) + 1;
+    const int64_t pix = cols > ext ? (cols - ext) / g.SW + 1 : 1;
+    return {32, std::max<int64_t>(kDwMaxM, pix / kDwMaxM * kDwMaxM)};
 }
 
 // Output rows per item for channel blocks of `cblock`: as many as the acc
@@ -359,63 +398,79 @@ void run_row_group(const dw_ctx &c, int64_t item, uint8_t *acc_buf, const uint8_
     dw_ukernel_args a{};
     a.src_taps = src_taps;
     a.w_taps = w_taps;
-    a.channels = cw;
     a.zero_point = c.zero_point;
     const bool fused = c.fused_fn != nullptr;
-    if (fused) set_fused_args(c, c0, &a);
     // One call: pixels of (oh, ow) onwards, m per block, nb blocks, pixel
-    // step pix_stride / acc step acc_ld.
-    // nrows > 1 (byte-dot kernels): the same tiles on nrows output rows
+    // step pix_stride / acc step acc_ld, channels cc .. cc + chans - 1 of
+    // the item's block.
+    // nrows > 1 (c.k->multi_row): the same tiles on nrows output rows
     // from oh (dw_ukernel_args::nrows).
     auto call = [&](dw_ukernel_fn fn, int64_t oh, int64_t ow, int64_t kh_lo, int64_t kh_hi,
                     int64_t kw_lo, int64_t kw_hi, int64_t m, int64_t nb, int64_t pix_stride,
-                    int64_t acc_ld, int64_t nrows, bool pair = false) {
+                    int64_t acc_ld, int64_t nrows, bool pair = false, int64_t cc = 0,
+                    int64_t chans = -1) {
         int64_t t = 0;
         const int64_t ih0 = oh * g.SH - g.PT, iw0 = ow * g.SW - g.PL;
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
             for (int64_t kw = kw_lo; kw < kw_hi; ++kw, ++t) {
-                src_taps[t] = img + ((ih0 + kh * dh) * g.IW + iw0 + kw * dw) * pix_bytes;
-                w_taps[t] = c.w + (kh * g.KW + kw) * p.dw_cpad + c0;
+                src_taps[t] = img + ((ih0 + kh * dh) * g.IW + iw0 + kw * dw) * pix_bytes + cc * eb;
+                w_taps[t] = c.w + (kh * g.KW + kw) * p.dw_cpad + c0 + cc;
             }
-        if (pair) set_pair_weights(c, w_taps, kh_lo, kh_hi, c0);
+        if (pair) set_pair_weights(c, w_taps, kh_lo, kh_hi, c0 + cc);
         a.ntaps = t;
         a.m = m;
         a.nblocks = nb;
         a.pix_stride = pix_stride;
-        a.acc = acc0 + ((oh - oh0) * g.OW + ow) * ld;
+        a.channels = chans < 0 ? cw : chans;
+        a.acc = acc0 + ((oh - oh0) * g.OW + ow) * ld + cc;
         a.acc_ld = acc_ld;
         a.nrows = nrows;
         a.src_row_step = g.SH * g.IW * pix_bytes;
         a.acc_row_step = fused ? g.OW * g.OC * c.out_bytes : g.OW * ld * 4;
         if (fused) {
             // The same pixel step in dst: acc_ld / ld pixels.
-            a.dst = c.dst + (((n * g.OH + oh) * g.OW + ow) * g.OC + c0) * c.out_bytes;
+            a.dst = c.dst + (((n * g.OH + oh) * g.OW + ow) * g.OC + c0 + cc) * c.out_bytes;
             a.dst_ld = acc_ld / ld * g.OC * c.out_bytes;
+            set_fused_args(c, c0 + cc, &a);
         }
         fn(&a);
     };
     const int64_t len = hi - lo;
-    const int64_t nt = len > 0 ? ceil_div(len, kDwMaxM) : 0;
-    const int64_t base = nt ? len / nt : 0, extra = nt ? len % nt : 0;
     const dw_ukernel_fn *edge_fns = fused ? c.fused_fn : c.k->fn;
-    // Interior tiles row by row; byte-dot kernels take the rows that share
-    // their kernel rows in one call (their weights prepared once).
+    // Interior tiles: kernels that take several output rows (multi_row)
+    // get the rows that share their kernel rows in one call, in the
+    // chunks and segments of c.walk (row_walk_of); the others row by row.
+    // (Whole rows run row by row even so: a run's calls take each row's
+    // tiles of one size first, then those of the other size, and in
+    // memory-bound layers that broke every source row's stream in two --
+    // mb 8, 112 x 112 x 32 f32 +20%.)
+    const bool walk = c.k->byte_dot || (c.k->multi_row && (c.walk.chunk < cw || c.walk.seg > 0));
     for (int64_t oh = oh0; oh < oh1 && len > 0;) {
         int64_t kh_lo, kh_hi;
         kh_range(oh, &kh_lo, &kh_hi);
         int64_t e = oh + 1;
-        for (; c.k->byte_dot && e < oh1; ++e) {
+        for (; walk && e < oh1; ++e) {
             int64_t l2, h2;
             kh_range(e, &l2, &h2);
             if (l2 != kh_lo || h2 != kh_hi) break;
         }
         const dw_ukernel_fn *fns = c.interior_fns(kh_hi - kh_lo);
         const bool pair = c.interior_pair(kh_hi - kh_lo);
-        if (extra > 0)
-            call(fns[base + 1], oh, lo, kh_lo, kh_hi, 0, g.KW, base + 1, extra, g.SW * pix_bytes, ld, e - oh,
-                 pair);
-        call(fns[base], oh, lo + extra * (base + 1), kh_lo, kh_hi, 0, g.KW, base, nt - extra,
-             g.SW * pix_bytes, ld, e - oh, pair);
+        const int64_t chunk = walk && !c.k->byte_dot ? c.walk.chunk : cw;
+        const int64_t seg = walk && c.walk.seg > 0 ? c.walk.seg : len;
+        for (int64_t cc = 0; cc < cw; cc += chunk) {
+            const int64_t chans = std::min(chunk, cw - cc);
+            for (int64_t s0 = lo; s0 < hi; s0 += seg) {
+                // The segment's pixels as near-equal tiles of at most kDwMaxM.
+                const int64_t sl = std::min(seg, hi - s0);
+                const int64_t nt = ceil_div(sl, kDwMaxM), base = sl / nt, extra = sl % nt;
+                if (extra > 0)
+                    call(fns[base + 1], oh, s0, kh_lo, kh_hi, 0, g.KW, base + 1, extra, g.SW * pix_bytes,
+                         ld, e - oh, pair, cc, chans);
+                call(fns[base], oh, s0 + extra * (base + 1), kh_lo, kh_hi, 0, g.KW, base, nt - extra,
+                     g.SW * pix_bytes, ld, e - oh, pair, cc, chans);
+            }
+        }
         oh = e;
     }
     // Edge columns: runs of rows with the same kernel rows, one call each.
@@ -521,6 +576,7 @@ anvil_status_t prepare_conv_dw_kernels(const conv_plan &p, const lowp::chain_spe
     const bool int_kind = k->kind == dw_kind::u8 || k->kind == dw_kind::s8;
     k->byte_dot = int_kind && be.supports_byte_dot() &&
                   (g_byte_dot_override > 0 || (g_byte_dot_override < 0 && cpu::info().int8_dw_byte_dot));
+    k->multi_row = k->byte_dot || be.supports_rows();
     const uint8_t row_int = k->byte_dot ? DW_INT_BYTE_DOT : narrow ? DW_INT_NARROW16 : 0;
     // bf16 pair-dot kernels (two kernel rows per vdpbf16ps) for the
     // interior tiles of output rows with 2..kDwMaxDotRows kernel rows in
@@ -630,6 +686,7 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
         c.beta = chain.ops.empty() ? 0.0f : chain.ops[0].beta;
     }
     const bool writes_dst = direct || fused;
+    c.walk = row_walk_of(g, p.eb, fused ? c.out_bytes : 4, k.byte_dot);
     const int nthreads = threading::num_threads();
     dw_split split;
     if (nthreads <= 1 || !k.split_memo.get(nthreads, !writes_dst, &split)) {
@@ -638,6 +695,7 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     }
     c.cblock = split.cblock;
     c.cblocks = ceil_div(g.OC, c.cblock);
+
     c.group_rows = split.group_rows;
     const int64_t items = g.N * ceil_div(g.OH, c.group_rows) * c.cblocks;
     const int64_t nw = std::min<int64_t>(items, nthreads);

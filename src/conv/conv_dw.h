@@ -74,6 +74,10 @@ struct conv_dw_kernels {
     // run the pair-dot kernels fn_grows[G] (dw_ukernel_desc::narrow_int),
     // which read the pair-form weight rows (conv_plan::dw_pair_offset).
     bool bf16_pair = false;
+    // Every kernel takes several output rows per call (the backend's
+    // supports_rows(), or byte_dot): interior tiles of rows that read the
+    // same kernel rows run as one call per channel chunk.
+    bool multi_row = false;
     dw_ukernel_fn fn_row[kDwMaxM + 1] = {};
     // fused: kernels that finish the chain in registers and store dst
     // (dw_ukernel_desc::epi), [bias][m], when the backend supports it and

@@ -35,6 +35,9 @@ public:
     // dw_byte_dot_mode; the others answer anvil_unsupported: their kernels
     // read plain int32 weight rows).
     virtual bool supports_byte_dot() const { return false; }
+    // Whether every kernel of get() takes several output rows per call
+    // (dw_ukernel_args::nrows; byte-dot kernels always do).
+    virtual bool supports_rows() const { return false; }
     // Whether get() makes bf16 pair-dot kernels (kind bf16, narrow_int a
     // dw_byte_dot_mode; the others answer anvil_unsupported).
     virtual bool supports_bf16_pair_dot() const { return false; }

@@ -80,13 +80,15 @@ struct dw_ukernel_args {
     float dst_zero_point;
     float alpha;  // DW_EPI_LEAKY's slope; DW_EPI_CLIP's low bound
     float beta;   // DW_EPI_CLIP's high bound
-    // Byte-dot kernels only (int kinds, dw_byte_dot_rows(desc.narrow_int)
-    // > 0; the others, bf16 pair-dot ones included, ignore these and take
-    // one row): the call is repeated for
+    // Byte-dot kernels, and every kernel of a backend whose
+    // supports_rows() is true (the others ignore these and take one row):
+    // the call is repeated for
     // output rows q in [0, max(nrows, 1)), row q exactly as a call whose
     // src_taps are advanced by q * src_row_step bytes and whose acc (or
     // dst) by q * acc_row_step bytes; the weights and the rest are the
-    // same, so a kernel prepares its weights once for all rows.
+    // same, so a kernel prepares its weights once for all rows, and a
+    // driver may hand a kernel a narrow channel block of several rows
+    // (their source rows then stay in L1 from one output row to the next).
     int64_t nrows;
     int64_t src_row_step;
     int64_t acc_row_step;
