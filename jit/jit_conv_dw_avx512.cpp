@@ -196,23 +196,11 @@ void jit_conv_dw_avx512::block_loop() {
         return;
     }
     Label row_loop, loop, done;
-    mov(rax, ptr[reg_args + offsetof(dw_ukernel_args, nrows)]);  // rdi: still the args here
-    mov(r13d, 1);
-    cmp(rax, r13);
-    cmovl(rax, r13);
-    mov(ptr[rsp + kFrameRowsLeft], rax);
+    begin_rows();
     mov(qword[rsp + kFrameRowSrc], 0);
     mov(ptr[rsp + kFrameRowAcc], reg_acc);
-    cmp(qword[rsp + kFrameBlocks], 0);
-    jle(done, T_NEAR);  // nblocks < 1: nothing
     L(row_loop);
-    mov(rax, ptr[rsp + kFrameArgs]);  // (rdi is reg_soff in the loop)
-    mov(rax, ptr[rax + offsetof(dw_ukernel_args, nblocks)]);
-    mov(ptr[rsp + kFrameBlocks], rax);
-    mov(rax, ptr[rsp + kFrameRowSrc]);
-    mov(ptr[rsp + kFrameSrcOff], rax);
-    mov(rax, ptr[rsp + kFrameRowAcc]);
-    mov(ptr[rsp + kFrameAcc], rax);
+    begin_row(done);
     L(loop);
     mov(reg_left, ptr[rsp + kFrameChannels]);
     mov(reg_soff, ptr[rsp + kFrameSrcOff]);
@@ -223,8 +211,38 @@ void jit_conv_dw_avx512::block_loop() {
     else
         channel_loop();
     next_block(loop);
-    // The next output row: src_row_step further in every tap, acc_row_step
-    // further in acc (dst).
+    next_row(row_loop);
+    L(done);
+}
+
+// The frame's rows left = max(nrows, 1).  rax and r13 are clobbered.
+void jit_conv_dw_avx512::begin_rows() {
+    mov(rax, ptr[rsp + kFrameArgs]);
+    mov(rax, ptr[rax + offsetof(dw_ukernel_args, nrows)]);
+    mov(r13d, 1);
+    cmp(rax, r13);
+    cmovl(rax, r13);
+    mov(ptr[rsp + kFrameRowsLeft], rax);
+}
+
+// A row's blocks start at the row's src offset and acc; to `none` when
+// nblocks < 1.  rax is clobbered.
+void jit_conv_dw_avx512::begin_row(const Label &none) {
+    mov(rax, ptr[rsp + kFrameArgs]);
+    mov(rax, ptr[rax + offsetof(dw_ukernel_args, nblocks)]);
+    mov(ptr[rsp + kFrameBlocks], rax);
+    test(rax, rax);
+    jle(none, T_NEAR);
+    mov(rax, ptr[rsp + kFrameRowSrc]);
+    mov(ptr[rsp + kFrameSrcOff], rax);
+    mov(rax, ptr[rsp + kFrameRowAcc]);
+    mov(ptr[rsp + kFrameAcc], rax);
+}
+
+// The next output row: src_row_step further in every tap, acc_row_step
+// further in acc (dst); back to row_loop while rows are left.  rax and
+// r13 are clobbered.
+void jit_conv_dw_avx512::next_row(const Label &row_loop) {
     mov(rax, ptr[rsp + kFrameArgs]);
     mov(r13, ptr[rax + offsetof(dw_ukernel_args, src_row_step)]);
     add(ptr[rsp + kFrameRowSrc], r13);
@@ -232,7 +250,6 @@ void jit_conv_dw_avx512::block_loop() {
     add(ptr[rsp + kFrameRowAcc], r13);
     dec(qword[rsp + kFrameRowsLeft]);
     jnz(row_loop, T_NEAR);
-    L(done);
 }
 
 // The frame's src offset += m * pix_stride, acc += m * acc_ld (bytes);
@@ -642,37 +659,17 @@ void jit_conv_dw_avx512::dot_pass(int nb, bool tail) {
         dot_comp(nb);
     // Output rows (nrows, at least one), each nblocks blocks of m pixels.
     Label row_loop, loop, rows_done;
-    mov(rax, ptr[rsp + kFrameArgs]);
-    mov(rax, ptr[rax + offsetof(dw_ukernel_args, nrows)]);
-    mov(r13d, 1);
-    cmp(rax, r13);
-    cmovl(rax, r13);
-    mov(ptr[rsp + kFrameRowsLeft], rax);
+    begin_rows();
     mov(ptr[rsp + kFrameRowSrc], reg_coff);
     mov(rax, ptr[rsp + kFrameAccCh]);
     mov(ptr[rsp + kFrameRowAcc], rax);
     L(row_loop);
-    mov(rax, ptr[rsp + kFrameArgs]);
-    mov(rax, ptr[rax + offsetof(dw_ukernel_args, nblocks)]);
-    mov(ptr[rsp + kFrameBlocks], rax);
-    test(rax, rax);
-    jle(rows_done, T_NEAR);
-    mov(rax, ptr[rsp + kFrameRowSrc]);
-    mov(ptr[rsp + kFrameSrcOff], rax);
-    mov(rax, ptr[rsp + kFrameRowAcc]);
-    mov(ptr[rsp + kFrameAcc], rax);
+    begin_row(rows_done);
     L(loop);
     for (int r0 = 0; r0 < m_; r0 += mm) dot_sub_block(nb, tail, r0, std::min(mm, m_ - r0), mm);
     rows_ = m_;
     next_block(loop);
-    // The next output row.
-    mov(rax, ptr[rsp + kFrameArgs]);
-    mov(r13, ptr[rax + offsetof(dw_ukernel_args, src_row_step)]);
-    add(ptr[rsp + kFrameRowSrc], r13);
-    mov(r13, ptr[rax + offsetof(dw_ukernel_args, acc_row_step)]);
-    add(ptr[rsp + kFrameRowAcc], r13);
-    dec(qword[rsp + kFrameRowsLeft]);
-    jnz(row_loop, T_NEAR);
+    next_row(row_loop);
     L(rows_done);
     dot_acc_nb_ = 0;
 }

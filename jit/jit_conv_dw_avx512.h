@@ -84,6 +84,11 @@ private:
     void prologue();                 // save registers, load the arguments
     void block_loop();               // nblocks times: channel_loop, then advance
     void next_block(const Xbyak::Label &loop);  // advance a block, loop while any are left
+    // Output rows (dw_ukernel_args::nrows): the count, a row's start, the
+    // step to the next.
+    void begin_rows();
+    void begin_row(const Xbyak::Label &none);
+    void next_row(const Xbyak::Label &row_loop);
     void channel_loop();             // pairs of blocks, a block, then the masked tail
     void block(int nb, bool tail);   // nb channel blocks: zero, taps, store
     void zero_acc(int nb);

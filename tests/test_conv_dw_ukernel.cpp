@@ -1223,6 +1223,58 @@ TEST_CASE("dw ukernel: fused byte-dot kernels equal the fused int32-row kernels"
     MESSAGE(cases << " fused byte-dot cases");
 }
 
+// The arguments of the multi-row tests' calls, but for src, outputs and
+// rows: a zero point of 17, acc / dst rows ld elements apart (ob output
+// bytes each), one scale and a bias row.
+dw_ukernel_args rows_args(int64_t ntaps, const void **w_taps, int64_t pix_stride, int64_t channels, int m,
+                          int nb, int64_t ld, int ob, const float *scales, const float *bias) {
+    dw_ukernel_args a{};
+    a.ntaps = ntaps;
+    a.w_taps = w_taps;
+    a.pix_stride = pix_stride;
+    a.channels = channels;
+    a.m = m;
+    a.nblocks = nb;
+    a.zero_point = 17;
+    a.acc_ld = ld;
+    a.dst_ld = ld * ob;
+    a.scales = scales;
+    a.bias = bias;
+    return a;
+}
+
+// The multi-row contract (dw_ukernel_args::nrows): kernel k run once over
+// nrows output rows whose taps are src_row_step bytes apart and whose
+// outputs row_bytes apart, and once per row, writes the same bytes into
+// outputs that start equal (sentinel bytes between rows included).  `a`
+// holds everything else: m, nblocks, channels, strides, weights, the
+// epilogue's operands.
+bool rows_in_one_call_match(const dw_ukernel_ref &k, dw_ukernel_args a, std::vector<const uint8_t *> taps,
+                            int nrows, int64_t src_row_step, int64_t row_bytes, bool fused) {
+    std::vector<uint8_t> one(size_t(nrows * row_bytes + 64), 0x5a), each(one);
+    auto set_out = [&](uint8_t *p) {
+        if (fused)
+            a.dst = p;
+        else
+            a.acc = p;
+    };
+    a.src_taps = taps.data();
+    set_out(one.data());
+    a.nrows = nrows;
+    a.src_row_step = src_row_step;
+    a.acc_row_step = row_bytes;
+    k.fn(&a);
+    a.nrows = 1;
+    for (int q = 0; q < nrows; ++q) {
+        std::vector<const uint8_t *> sq(taps);
+        for (auto &p : sq) p += q * src_row_step;
+        a.src_taps = sq.data();
+        set_out(each.data() + q * row_bytes);
+        k.fn(&a);
+    }
+    return one == each;
+}
+
 // Byte-dot kernels over several output rows in one call
 // (dw_ukernel_args::nrows, the rows src_row_step / acc_row_step apart)
 // write what one call per row writes, byte for byte, the bytes between
@@ -1273,40 +1325,9 @@ TEST_CASE("dw ukernel: byte-dot kernels take several output rows per call") {
                         const int ob = fused ? 1 : 4;
                         const int64_t ld = channels + 3, row_bytes = (rows + 1) * ld * ob;
                         std::vector<float> scales(1, 0.0625f), bias(size_t(channels), 1.5f);
-                        std::vector<uint8_t> one(size_t(nrows * row_bytes + 64), 0x5a), each(one);
-                        dw_ukernel_args a{};
-                        a.ntaps = ngroups * R;
-                        a.w_taps = wt.data();
-                        a.pix_stride = S * channels;
-                        a.channels = channels;
-                        a.m = m;
-                        a.nblocks = nb;
-                        a.zero_point = 17;
-                        a.acc_ld = ld;
-                        a.dst_ld = ld * ob;
-                        a.scales = scales.data();
-                        a.bias = bias.data();
-                        auto set_out = [&](uint8_t *p) {
-                            if (fused)
-                                a.dst = p;
-                            else
-                                a.acc = p;
-                        };
-                        a.src_taps = st.data();
-                        set_out(one.data());
-                        a.nrows = nrows;
-                        a.src_row_step = ngroups * region;
-                        a.acc_row_step = row_bytes;
-                        k.fn(&a);
-                        a.nrows = 1;
-                        for (int q = 0; q < nrows; ++q) {
-                            std::vector<const uint8_t *> sq(st);
-                            for (auto &p : sq) p += q * ngroups * region;
-                            a.src_taps = sq.data();
-                            set_out(each.data() + q * row_bytes);
-                            k.fn(&a);
-                        }
-                        CHECK(one == each);
+                        const dw_ukernel_args a = rows_args(ngroups * R, wt.data(), S * channels, channels, m, nb, ld, ob,
+                                                             scales.data(), bias.data());
+                        CHECK(rows_in_one_call_match(k, a, st, nrows, ngroups * region, row_bytes, fused));
                         ++cases;
                     }
     MESSAGE(cases << " multi-row cases");
@@ -1394,40 +1415,9 @@ TEST_CASE("dw ukernel: JIT kernels take several output rows per call") {
                             const int ob = fused && is_int(kind) ? 1 : 4;
                             const int64_t ld = channels + 3, row_bytes = (rows + 1) * ld * ob;
                             std::vector<float> scales(1, 0.0625f), bias(size_t(channels), 1.5f);
-                            std::vector<uint8_t> one(size_t(nrows * row_bytes + 64), 0x5a), each(one);
-                            dw_ukernel_args a{};
-                            a.ntaps = G * R;
-                            a.w_taps = wt.data();
-                            a.pix_stride = int64_t(S) * channels * eb;
-                            a.channels = channels;
-                            a.m = m;
-                            a.nblocks = nb;
-                            a.zero_point = 17;
-                            a.acc_ld = ld;
-                            a.dst_ld = ld * ob;
-                            a.scales = scales.data();
-                            a.bias = bias.data();
-                            auto set_out = [&](uint8_t *p) {
-                                if (fused)
-                                    a.dst = p;
-                                else
-                                    a.acc = p;
-                            };
-                            a.src_taps = st.data();
-                            set_out(one.data());
-                            a.nrows = nrows;
-                            a.src_row_step = G * region;
-                            a.acc_row_step = row_bytes;
-                            k.fn(&a);
-                            a.nrows = 1;
-                            for (int q = 0; q < nrows; ++q) {
-                                std::vector<const uint8_t *> sq(st);
-                                for (auto &p : sq) p += q * G * region;
-                                a.src_taps = sq.data();
-                                set_out(each.data() + q * row_bytes);
-                                k.fn(&a);
-                            }
-                            CHECK(one == each);
+                            const dw_ukernel_args a = rows_args(G * R, wt.data(), int64_t(S) * channels * eb, channels, m, nb, ld, ob,
+                                                                 scales.data(), bias.data());
+                            CHECK(rows_in_one_call_match(k, a, st, nrows, G * region, row_bytes, fused));
                             ++cases;
                         }
         }
