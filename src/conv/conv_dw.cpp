@@ -154,7 +154,8 @@ int64_t max_group_rows(const conv_geom &g, int64_t cblock, bool writes_dst) {
 }
 
 // The estimated cost of item `it` of split `s`: its output elements plus
-// kDwCallCost per kernel call (per row up to two interior calls; per edge
+// kDwCallCost per kernel call (per row up to two interior calls -- an
+// upper bound where a run of rows shares calls, row_walk_of; per edge
 // column one call per run of rows with the same kernel rows, about three).
 int64_t item_cost(const conv_geom &g, const dw_split &s, int64_t it) {
     const int64_t cblocks = ceil_div(g.OC, s.cblock);
@@ -695,7 +696,6 @@ anvil_status_t run_conv_dw(const conv_plan &p, const conv_dw_kernels &k,
     }
     c.cblock = split.cblock;
     c.cblocks = ceil_div(g.OC, c.cblock);
-
     c.group_rows = split.group_rows;
     const int64_t items = g.N * ceil_div(g.OH, c.group_rows) * c.cblocks;
     const int64_t nw = std::min<int64_t>(items, nthreads);
